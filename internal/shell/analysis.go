@@ -60,6 +60,12 @@ type Arg struct {
 	// Glob is true when the word has unquoted pattern characters.
 	Glob bool `json:"glob,omitempty"`
 	Span Span `json:"span"`
+
+	// off is 1 + the offset in Analysis.Input where Value appears verbatim
+	// (0: it does not), so payload spans can point into the input.
+	off int
+	// subst lists the commands its substitutions run.
+	subst []string
 }
 
 // Redirect is one redirection attached to a command.

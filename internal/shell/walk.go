@@ -1,0 +1,505 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Default caps. Past any of them the analysis is malformed: fail closed,
+// never unbounded time.
+const (
+	defaultMaxBytes    = 256 << 10
+	defaultMaxDepth    = 16
+	defaultMaxCommands = 10000
+	maxSyntaxDepth     = 256
+)
+
+// errCap aborts a walk that went past a cap.
+var errCap = errors.New("analysis limit exceeded")
+
+var parsers = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}}
+
+func parse(src string) (*syntax.File, error) {
+	p := parsers.Get().(*syntax.Parser)
+	defer parsers.Put(p)
+	return p.Parse(strings.NewReader(src), "")
+}
+
+// level is one parsed text: the top-level input or a payload inside it.
+type level struct {
+	src   string
+	base  int  // offset of src in Analysis.Input when exact
+	exact bool // whether offsets map one to one
+	outer Span // span to report when they don't
+}
+
+// stdinKind says where a command's standard input comes from.
+type stdinKind int
+
+const (
+	stdinNone stdinKind = iota
+	stdinPipe
+	stdinText // here-doc or here-string
+	stdinFile
+)
+
+type stdin struct {
+	kind   stdinKind
+	text   string // for stdinText
+	static bool
+	span   Span
+}
+
+// meta is what the walker keeps about a candidate beyond the public
+// Command.
+type meta struct {
+	consumer string // "shell" or "interp" when it runs code read from a pipe
+	output   string // static text it writes to stdout (echo, printf)
+	hasOut   bool
+}
+
+type walker struct {
+	opts   Options
+	a      *Analysis
+	meta   []meta
+	lvl    *level
+	depth  int
+	nest   int
+	funcs  map[string]*syntax.FuncDecl
+	active map[string]bool // functions being expanded
+	err    error
+}
+
+// Analyze analyses src. It never panics and always returns a verdict.
+func (o Options) Analyze(src string) (a *Analysis) {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = defaultMaxBytes
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = defaultMaxDepth
+	}
+	if o.MaxCommands <= 0 {
+		o.MaxCommands = defaultMaxCommands
+	}
+	a = &Analysis{Verdict: Safe}
+	if len(src) > o.MaxBytes {
+		a.Input = src[:0]
+		return malformed(a, fmt.Sprintf("input is %d bytes, over the %d-byte limit", len(src), o.MaxBytes))
+	}
+	a.Input = normalize(src)
+	defer func() {
+		// A parser or walker bug must never let a command through.
+		if r := recover(); r != nil {
+			a.Commands, a.Findings = nil, nil
+			malformed(a, fmt.Sprintf("internal analysis error: %v", r))
+		}
+	}()
+	w := &walker{opts: o, a: a, lvl: &level{src: a.Input, exact: true}}
+	f, err := parse(a.Input)
+	if err != nil {
+		w.windowsFallback()
+		return malformed(a, parseError(err))
+	}
+	w.stmts(f.Stmts, nil, stdin{})
+	if w.err != nil {
+		a.Commands, a.Findings = nil, nil
+		return malformed(a, w.err.Error())
+	}
+	w.structural()
+	a.Verdict = Safe
+	for _, f := range a.Findings {
+		if f.Tier == TierHardline {
+			a.Verdict = Hardline
+			break
+		}
+		a.Verdict = Dangerous
+	}
+	return a
+}
+
+func malformed(a *Analysis, msg string) *Analysis {
+	a.Verdict = Malformed
+	a.Error = msg
+	return a
+}
+
+// parseError renders a parse error with its line:column.
+func parseError(err error) string {
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("parse error at %d:%d: %s", pe.Pos.Line(), pe.Pos.Col(), pe.Text)
+	}
+	return "parse error: " + err.Error()
+}
+
+func (w *walker) span(p, e syntax.Pos) Span {
+	if !w.lvl.exact || !p.IsValid() || !e.IsValid() {
+		return w.lvl.outer
+	}
+	return Span{Start: w.lvl.base + int(p.Offset()), End: w.lvl.base + int(e.Offset())}
+}
+
+func (w *walker) text(p, e syntax.Pos) string {
+	s, en := int(p.Offset()), int(e.Offset())
+	if s < 0 || en > len(w.lvl.src) || s > en {
+		return ""
+	}
+	return w.lvl.src[s:en]
+}
+
+func (w *walker) find(cmd int, class string, sp Span) {
+	c := catalog[class]
+	for _, f := range w.a.Findings {
+		if f.Class == class && f.Command == cmd && f.Span == sp {
+			return
+		}
+	}
+	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: c.Tier, Description: c.Description, Command: cmd, Span: sp})
+}
+
+func (w *walker) stmts(list []*syntax.Stmt, via []string, in stdin) {
+	for _, st := range list {
+		w.stmt(st, via, in)
+	}
+}
+
+func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
+	if w.err != nil || st == nil {
+		return
+	}
+	w.nest++
+	defer func() { w.nest-- }()
+	if w.nest > maxSyntaxDepth {
+		w.err = fmt.Errorf("%w: nesting deeper than %d", errCap, maxSyntaxDepth)
+		return
+	}
+	in, redirs := w.redirects(st.Redirs, via, in)
+	switch c := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		w.call(c, st, via, in, redirs)
+		return
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			w.pipeline(c, via, in)
+		} else {
+			w.stmt(c.X, via, in)
+			w.stmt(c.Y, via, in)
+		}
+	case *syntax.FuncDecl:
+		if w.funcs == nil {
+			w.funcs = map[string]*syntax.FuncDecl{}
+		}
+		w.funcs[c.Name.Value] = c
+	case nil:
+	default:
+		w.compound(c, via)
+	}
+	w.redirectFindings(-1, redirs)
+}
+
+// compound walks every statement and substitution inside a compound
+// command (if, while, for, case, blocks, subshells, tests, arithmetic,
+// declarations) by letting syntax.Walk find them.
+func (w *walker) compound(node syntax.Node, via []string) {
+	if d, ok := node.(*syntax.DeclClause); ok {
+		w.decl(d, via)
+		return
+	}
+	first := true
+	syntax.Walk(node, func(n syntax.Node) bool {
+		if first {
+			first = false
+			return true
+		}
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			w.stmt(n, via, stdin{})
+			return false
+		case *syntax.CmdSubst:
+			w.stmts(n.Stmts, appendVia(via, "$(…)"), stdin{})
+			return false
+		case *syntax.ProcSubst:
+			w.stmts(n.Stmts, appendVia(via, n.Op.String()+"(…)"), stdin{})
+			return false
+		}
+		return w.err == nil
+	})
+}
+
+// substs walks the command and process substitutions inside a node and
+// returns the names of the commands they run.
+func (w *walker) substs(node syntax.Node, via []string) []string {
+	if node == nil {
+		return nil
+	}
+	var names []string
+	syntax.Walk(node, func(n syntax.Node) bool {
+		var list []*syntax.Stmt
+		var how string
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			list, how = n.Stmts, "$(…)"
+		case *syntax.ProcSubst:
+			list, how = n.Stmts, n.Op.String()+"(…)"
+		default:
+			return w.err == nil
+		}
+		start := len(w.a.Commands)
+		w.stmts(list, appendVia(via, how), stdin{})
+		for i := start; i < len(w.a.Commands); i++ {
+			names = append(names, w.a.Commands[i].Name())
+		}
+		return false
+	})
+	return names
+}
+
+func appendVia(via []string, how string) []string {
+	out := make([]string, len(via), len(via)+1)
+	copy(out, via)
+	return append(out, how)
+}
+
+// redirects resolves a statement's redirections and works out its stdin.
+func (w *walker) redirects(rs []*syntax.Redirect, via []string, in stdin) (stdin, []Redirect) {
+	var out []Redirect
+	for _, r := range rs {
+		if r.Word != nil {
+			w.substs(r.Word, via)
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc != nil {
+				w.substs(r.Hdoc, via)
+				in = stdin{kind: stdinText, text: w.hdocText(r.Hdoc), static: !hasDynamicParts(r.Hdoc), span: w.span(r.Hdoc.Pos(), r.Hdoc.End())}
+			} else {
+				in = stdin{kind: stdinText, static: true}
+			}
+			continue
+		case syntax.WordHdoc:
+			args := w.word(r.Word)
+			if len(args) > 0 {
+				in = stdin{kind: stdinText, text: args[0].Value + "\n", static: args[0].Static, span: args[0].Span}
+			}
+			continue
+		}
+		args := w.word(r.Word)
+		if len(args) == 0 {
+			continue
+		}
+		if r.Op == syntax.RdrIn {
+			in = stdin{kind: stdinFile}
+		}
+		out = append(out, Redirect{Op: r.Op.String(), Target: args[0]})
+	}
+	return in, out
+}
+
+// hdocText returns a here-document body with escapes of an unquoted
+// delimiter resolved and dynamic parts as their source text.
+func (w *walker) hdocText(word *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range word.Parts {
+		if lit, ok := p.(*syntax.Lit); ok {
+			b.WriteString(lit.Value)
+			continue
+		}
+		b.WriteString(w.shape(p))
+	}
+	return b.String()
+}
+
+// decl handles export/declare/local/readonly/typeset.
+func (w *walker) decl(d *syntax.DeclClause, via []string) {
+	idx := -1
+	for _, as := range d.Args {
+		if as.Value != nil {
+			w.substs(as.Value, via)
+		}
+		if as.Array != nil {
+			w.substs(as.Array, via)
+		}
+		if as.Name == nil {
+			continue
+		}
+		val := ""
+		if as.Value != nil {
+			if args := w.word(as.Value); len(args) > 0 {
+				val = args[0].Value
+			}
+		}
+		w.assignFindings(idx, as.Name.Value, val, w.span(as.Pos(), as.End()), via)
+	}
+}
+
+// call handles a simple command.
+func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in stdin, redirs []Redirect) {
+	var assigns []string
+	for _, as := range ce.Assigns {
+		val := ""
+		if as.Value != nil {
+			w.substs(as.Value, via)
+			if args := w.word(as.Value); len(args) > 0 {
+				val = args[0].Value
+			}
+		}
+		if as.Array != nil {
+			w.substs(as.Array, via)
+		}
+		if as.Name != nil {
+			assigns = append(assigns, as.Name.Value+"="+val)
+		}
+	}
+	if len(ce.Args) == 0 {
+		for i, as := range ce.Assigns {
+			if as.Name != nil {
+				name, val, _ := strings.Cut(assigns[i], "=")
+				w.assignFindings(-1, name, val, w.span(as.Pos(), as.End()), via)
+			}
+		}
+		w.redirectFindings(-1, redirs)
+		return
+	}
+	args := make([]Arg, 0, len(ce.Args))
+	for _, word := range ce.Args {
+		names := w.substs(word, via)
+		for _, a := range w.word(word) {
+			a.subst = names
+			args = append(args, a)
+		}
+	}
+	sp := w.span(ce.Pos(), ce.End())
+	idx := w.exec(args, via, assigns, in, sp)
+	if idx >= 0 {
+		w.a.Commands[idx].Redirs = redirs
+		w.redirectFindings(idx, redirs)
+	}
+}
+
+// pipeline walks a | b | c and judges what flows into shells.
+func (w *walker) pipeline(b *syntax.BinaryCmd, via []string, in stdin) {
+	var stages []*syntax.Stmt
+	var flatten func(s *syntax.Stmt)
+	flatten = func(s *syntax.Stmt) {
+		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated {
+			flatten(bc.X)
+			flatten(bc.Y)
+			return
+		}
+		stages = append(stages, s)
+	}
+	flatten(b.X)
+	flatten(b.Y)
+	starts := make([]int, len(stages)+1)
+	for i, s := range stages {
+		starts[i] = len(w.a.Commands)
+		sin := stdin{kind: stdinPipe}
+		if i == 0 {
+			sin = in
+		}
+		w.stmt(s, via, sin)
+	}
+	starts[len(stages)] = len(w.a.Commands)
+	for i := 1; i < len(stages); i++ {
+		for c := starts[i]; c < starts[i+1]; c++ {
+			if w.meta[c].consumer == "" {
+				continue
+			}
+			w.judgeFeed(c, starts[:i+1], via)
+		}
+	}
+}
+
+// judgeFeed classifies code piped into candidate c from the stages before
+// it (their candidates start at starts[0..len-2]).
+func (w *walker) judgeFeed(c int, starts []int, via []string) {
+	cmd := &w.a.Commands[c]
+	prevStart, prevEnd := starts[len(starts)-2], starts[len(starts)-1]
+	for p := starts[0]; p < prevEnd; p++ {
+		name := w.a.Commands[p].Name()
+		if fetchers[name] {
+			w.find(c, clsRemotePipe, w.a.Commands[p].Span.join(cmd.Span))
+			return
+		}
+	}
+	for p := starts[0]; p < prevEnd; p++ {
+		if isDecoder(&w.a.Commands[p]) {
+			w.find(c, clsDecodeExec, w.a.Commands[p].Span.join(cmd.Span))
+			return
+		}
+	}
+	// One static producer right before: read what it prints.
+	if prevEnd-prevStart == 1 && w.meta[prevStart].hasOut && prevStart == starts[len(starts)-2] {
+		if w.meta[c].consumer == "shell" {
+			w.payload(w.meta[prevStart].output, appendVia(cmd.Via, cmd.Name()+" <pipe"), w.a.Commands[prevStart].Span, -1, stdin{})
+			return
+		}
+		w.find(c, clsInlineCode, cmd.Span)
+		return
+	}
+	w.find(c, clsStdinShell, cmd.Span)
+}
+
+// join returns the smallest span covering both.
+func (s Span) join(o Span) Span {
+	if o.Start < s.Start {
+		s.Start = o.Start
+	}
+	if o.End > s.End {
+		s.End = o.End
+	}
+	return s
+}
+
+// payload parses code run by a carrier (sh -c, eval, su -c, a piped
+// echo…). off is the offset in Input where code starts verbatim, or -1.
+func (w *walker) payload(code string, via []string, sp Span, off int, in stdin) {
+	if w.err != nil {
+		return
+	}
+	w.depth++
+	defer func() { w.depth-- }()
+	if w.depth > w.opts.MaxDepth {
+		w.err = fmt.Errorf("%w: payloads nested deeper than %d", errCap, w.opts.MaxDepth)
+		return
+	}
+	code = normalize(code)
+	f, err := parse(code)
+	if err != nil {
+		w.err = fmt.Errorf("payload of %s does not parse: %s", strings.Join(via[len(via)-1:], ""), parseError(err))
+		return
+	}
+	saved := w.lvl
+	w.lvl = &level{src: code, base: off, exact: off >= 0 && saved.exact, outer: sp}
+	w.stmts(f.Stmts, via, in)
+	w.lvl = saved
+}
+
+// dynamicPayload parses the static shape of a payload that is only partly
+// known. Parse failures are expected (the real text is unknown) and are
+// not malformed: the payload is already a dynamic-execution finding.
+func (w *walker) dynamicPayload(code string, via []string, sp Span, in stdin) {
+	if w.err != nil {
+		return
+	}
+	w.depth++
+	defer func() { w.depth-- }()
+	if w.depth > w.opts.MaxDepth {
+		w.err = fmt.Errorf("%w: payloads nested deeper than %d", errCap, w.opts.MaxDepth)
+		return
+	}
+	f, err := parse(normalize(code))
+	if err != nil {
+		return
+	}
+	saved := w.lvl
+	w.lvl = &level{src: code, outer: sp}
+	w.stmts(f.Stmts, via, in)
+	w.lvl = saved
+}

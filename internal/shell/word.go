@@ -1,0 +1,213 @@
+package shell
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxBraceWords caps how many words one brace expansion may yield before
+// the word is kept unexpanded.
+const maxBraceWords = 64
+
+// words resolves the words of a command into args. One word can become
+// several (brace expansion, unquoted $IFS); none is dropped.
+func (w *walker) words(ws []*syntax.Word) []Arg {
+	out := make([]Arg, 0, len(ws))
+	for _, word := range ws {
+		out = append(out, w.word(word)...)
+	}
+	return out
+}
+
+// word resolves one word.
+func (w *walker) word(word *syntax.Word) []Arg {
+	if word == nil || len(word.Parts) == 0 {
+		return nil
+	}
+	span := w.span(word.Pos(), word.End())
+	if syntax.SplitBraces(word) {
+		var out []Arg
+		n := 0
+		for bw, err := range expand.BracesSeq(nil, word) {
+			if err != nil || n >= maxBraceWords {
+				out = nil
+				break
+			}
+			n++
+			for _, a := range w.resolve(bw) {
+				a.Span = span
+				out = append(out, a)
+			}
+		}
+		if out != nil {
+			return out
+		}
+		// Too many or broken: keep the word as written, not static.
+		return []Arg{{Value: w.text(word.Pos(), word.End()), Span: span}}
+	}
+	return w.resolve(word)
+}
+
+// resolve turns a brace-free word into one or more args. Unquoted $IFS
+// splits the word, as the shell would.
+func (w *walker) resolve(word *syntax.Word) []Arg {
+	var out []Arg
+	var b strings.Builder
+	cur := Arg{Static: true, Span: w.span(word.Pos(), word.End())}
+	flush := func() {
+		if b.Len() > 0 || !cur.Static {
+			cur.Value = b.String()
+			out = append(out, cur)
+		}
+		b.Reset()
+		cur = Arg{Static: true, Span: cur.Span}
+	}
+	for _, part := range word.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			w.unquotedLit(&b, &cur, p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{p}})
+				if err != nil {
+					cur.Static = false
+					s = w.text(p.Pos(), p.End())
+				}
+				b.WriteString(s)
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if lit, ok := q.(*syntax.Lit); ok {
+					b.WriteString(unescapeDouble(lit.Value))
+					continue
+				}
+				cur.Static = false
+				b.WriteString(w.shape(q))
+			}
+		case *syntax.ParamExp:
+			if isIFS(p) {
+				flush()
+				continue
+			}
+			cur.Static = false
+			b.WriteString(w.shape(p))
+		default: // CmdSubst, ArithmExp, ProcSubst, ExtGlob
+			cur.Static = false
+			b.WriteString(w.shape(part))
+		}
+	}
+	flush()
+	if len(out) == 1 && len(word.Parts) == 1 && w.lvl.exact {
+		out[0].off = w.verbatimOffset(word.Parts[0])
+	}
+	if len(out) == 0 {
+		// A word of only $IFS expands to nothing; keep an empty arg so
+		// argv positions stay honest.
+		out = append(out, Arg{Static: true, Span: cur.Span})
+	}
+	return out
+}
+
+// unquotedLit appends an unquoted literal, removing backslash escapes and
+// line continuations, and notes unescaped pattern characters.
+func (w *walker) unquotedLit(b *strings.Builder, a *Arg, s string) {
+	if !strings.ContainsAny(s, `\*?[`) {
+		b.WriteString(s)
+		return
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				if s[i] != '\n' {
+					b.WriteByte(s[i])
+				}
+			}
+			continue
+		case '*', '?', '[':
+			a.Glob = true
+		}
+		b.WriteByte(c)
+	}
+}
+
+// unescapeDouble removes the backslashes that are special inside double
+// quotes.
+func unescapeDouble(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// isIFS reports an unquoted $IFS or ${IFS}, which splits words.
+func isIFS(p *syntax.ParamExp) bool {
+	return p.Param != nil && p.Param.Value == "IFS" && !p.Excl && !p.Length &&
+		p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil
+}
+
+// shape renders a dynamic word part for rules and people: a plain
+// parameter is "$NAME" whichever way it was written, anything else is its
+// source text.
+func (w *walker) shape(part syntax.WordPart) string {
+	if p, ok := part.(*syntax.ParamExp); ok && p.Param != nil && !p.Excl && !p.Length &&
+		p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil && p.NestedParam == nil {
+		return "$" + p.Param.Value
+	}
+	return w.text(part.Pos(), part.End())
+}
+
+// hasDynamicParts reports whether a word contains anything the shell
+// would expand at run time.
+func hasDynamicParts(word *syntax.Word) bool {
+	dyn := false
+	syntax.Walk(word, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst:
+			dyn = true
+		}
+		return !dyn
+	})
+	return dyn
+}
+
+// verbatimOffset returns 1 + the offset in Analysis.Input where the
+// part's value appears unchanged, or 0.
+func (w *walker) verbatimOffset(part syntax.WordPart) int {
+	switch p := part.(type) {
+	case *syntax.Lit:
+		if !strings.Contains(p.Value, `\`) {
+			return w.lvl.base + int(p.Pos().Offset()) + 1
+		}
+	case *syntax.SglQuoted:
+		if !p.Dollar {
+			return w.lvl.base + int(p.Left.Offset()) + 2
+		}
+	case *syntax.DblQuoted:
+		if len(p.Parts) == 1 {
+			if lit, ok := p.Parts[0].(*syntax.Lit); ok && !strings.Contains(lit.Value, `\`) {
+				return w.lvl.base + int(p.Left.Offset()) + 2
+			}
+		}
+	}
+	return 0
+}
