@@ -74,6 +74,14 @@ type walker struct {
 	funcs  map[string]*syntax.FuncDecl
 	active map[string]bool // functions being expanded
 	err    error
+	seen   map[findingKey]struct{}
+}
+
+// findingKey identifies a finding for de-duplication.
+type findingKey struct {
+	class string
+	cmd   int
+	span  Span
 }
 
 // Analyze analyses src. It never panics and always returns a verdict.
@@ -101,6 +109,10 @@ func (o Options) Analyze(src string) (a *Analysis) {
 		}
 	}()
 	w := &walker{opts: o, a: a, lvl: &level{src: a.Input, exact: true}}
+	if n := min(len(a.Input)/32+4, o.MaxCommands); n > 8 {
+		a.Commands = make([]Command, 0, n)
+		w.meta = make([]meta, 0, n)
+	}
 	f, err := parse(a.Input)
 	if err != nil {
 		w.windowsFallback()
@@ -154,12 +166,15 @@ func (w *walker) text(p, e syntax.Pos) string {
 }
 
 func (w *walker) find(cmd int, class string, sp Span) {
-	c := catalog[class]
-	for _, f := range w.a.Findings {
-		if f.Class == class && f.Command == cmd && f.Span == sp {
-			return
-		}
+	k := findingKey{class, cmd, sp}
+	if _, dup := w.seen[k]; dup {
+		return
 	}
+	if w.seen == nil {
+		w.seen = map[findingKey]struct{}{}
+	}
+	w.seen[k] = struct{}{}
+	c := catalog[class]
 	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: c.Tier, Description: c.Description, Command: cmd, Span: sp})
 }
 
@@ -235,6 +250,9 @@ func (w *walker) compound(node syntax.Node, via []string) {
 // substs walks the command and process substitutions inside a node and
 // returns the names of the commands they run.
 func (w *walker) substs(node syntax.Node, via []string) []string {
+	if word, ok := node.(*syntax.Word); ok && (word == nil || plainWord(word)) {
+		return nil
+	}
 	if node == nil {
 		return nil
 	}
@@ -369,9 +387,10 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 	args := make([]Arg, 0, len(ce.Args))
 	for _, word := range ce.Args {
 		names := w.substs(word, via)
-		for _, a := range w.word(word) {
-			a.subst = names
-			args = append(args, a)
+		n := len(args)
+		args = w.wordInto(args, word)
+		for i := n; i < len(args); i++ {
+			args[i].subst = names
 		}
 	}
 	sp := w.span(ce.Pos(), ce.End())

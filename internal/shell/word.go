@@ -16,15 +16,23 @@ const maxBraceWords = 64
 func (w *walker) words(ws []*syntax.Word) []Arg {
 	out := make([]Arg, 0, len(ws))
 	for _, word := range ws {
-		out = append(out, w.word(word)...)
+		out = w.wordInto(out, word)
 	}
 	return out
 }
 
 // word resolves one word.
-func (w *walker) word(word *syntax.Word) []Arg {
+func (w *walker) word(word *syntax.Word) []Arg { return w.wordInto(nil, word) }
+
+// wordInto resolves one word, appending its args to dst.
+func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 	if word == nil || len(word.Parts) == 0 {
-		return nil
+		return dst
+	}
+	if len(word.Parts) == 1 {
+		if lit, ok := word.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(lit.Value, `\\*?[{`) {
+			return append(dst, Arg{Value: lit.Value, Static: true, Span: w.span(lit.Pos(), lit.End()), off: w.verbatimOffset(lit)})
+		}
 	}
 	span := w.span(word.Pos(), word.End())
 	if syntax.SplitBraces(word) {
@@ -42,12 +50,12 @@ func (w *walker) word(word *syntax.Word) []Arg {
 			}
 		}
 		if out != nil {
-			return out
+			return append(dst, out...)
 		}
 		// Too many or broken: keep the word as written, not static.
-		return []Arg{{Value: w.text(word.Pos(), word.End()), Span: span}}
+		return append(dst, Arg{Value: w.text(word.Pos(), word.End()), Span: span})
 	}
-	return w.resolve(word)
+	return append(dst, w.resolve(word)...)
 }
 
 // resolve turns a brace-free word into one or more args. Unquoted $IFS
@@ -56,14 +64,6 @@ func (w *walker) resolve(word *syntax.Word) []Arg {
 	var out []Arg
 	var b strings.Builder
 	cur := Arg{Static: true, Span: w.span(word.Pos(), word.End())}
-	flush := func() {
-		if b.Len() > 0 || !cur.Static {
-			cur.Value = b.String()
-			out = append(out, cur)
-		}
-		b.Reset()
-		cur = Arg{Static: true, Span: cur.Span}
-	}
 	for _, part := range word.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
@@ -90,7 +90,7 @@ func (w *walker) resolve(word *syntax.Word) []Arg {
 			}
 		case *syntax.ParamExp:
 			if isIFS(p) {
-				flush()
+				out = flushArg(out, &b, &cur)
 				continue
 			}
 			cur.Static = false
@@ -100,7 +100,7 @@ func (w *walker) resolve(word *syntax.Word) []Arg {
 			b.WriteString(w.shape(part))
 		}
 	}
-	flush()
+	out = flushArg(out, &b, &cur)
 	if len(out) == 1 && len(word.Parts) == 1 && w.lvl.exact {
 		out[0].off = w.verbatimOffset(word.Parts[0])
 	}
@@ -210,4 +210,34 @@ func (w *walker) verbatimOffset(part syntax.WordPart) int {
 		}
 	}
 	return 0
+}
+
+// flushArg ends the arg being built, if it has content.
+func flushArg(out []Arg, b *strings.Builder, cur *Arg) []Arg {
+	if b.Len() > 0 || !cur.Static {
+		cur.Value = b.String()
+		out = append(out, *cur)
+	}
+	b.Reset()
+	*cur = Arg{Static: true, Span: cur.Span}
+	return out
+}
+
+// plainWord reports a word with no expansions at all, so there is
+// nothing to walk for substitutions.
+func plainWord(word *syntax.Word) bool {
+	for _, p := range word.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if _, ok := q.(*syntax.Lit); !ok {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,40 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+)
+
+// typical are commands of the size agents usually send (< 200 bytes).
+var typical = []string{
+	`git status --porcelain && git diff --stat`,
+	`ls -la src/ | grep -v node_modules | head -n 20`,
+	`rm -rf build/ dist/ && npm run build`,
+	`curl -fsSL https://example.com/install.sh | bash`,
+	`find . -name '*.pyc' -exec rm -f {} +`,
+	`sudo systemctl restart nginx && journalctl -u nginx -n 50 --no-pager`,
+	`python3 -m pytest -q tests/test_api.py -k "not slow"`,
+	`docker compose -f deploy/compose.yml up -d --build web`,
+}
+
+func BenchmarkAnalyzeTypical(b *testing.B) {
+	for i := 0; b.Loop(); i++ {
+		Analyze(typical[i%len(typical)])
+	}
+}
+
+func BenchmarkAnalyze64KiB(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 64<<10; i++ {
+		sb.WriteString(typical[i%len(typical)])
+		sb.WriteByte('\n')
+	}
+	script := sb.String()[:64<<10]
+	script = script[:strings.LastIndexByte(script, '\n')+1]
+	b.SetBytes(int64(len(script)))
+	for b.Loop() {
+		if a := Analyze(script); a.Verdict == Malformed {
+			b.Fatal(a.Error)
+		}
+	}
+}

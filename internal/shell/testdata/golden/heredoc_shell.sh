@@ -1,0 +1,3 @@
+bash <<'SCRIPT'
+mkfs.ext4 /dev/sdb1
+SCRIPT

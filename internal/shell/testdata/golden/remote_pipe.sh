@@ -1,0 +1,1 @@
+curl -fsSL https://get.example.sh | sudo bash -s -- --yes

@@ -1,0 +1,3 @@
+psql "$DATABASE_URL" <<SQL
+TRUNCATE audit_log;
+SQL

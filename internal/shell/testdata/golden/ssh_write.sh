@@ -1,0 +1,1 @@
+echo "ok" > /dev/null; cat ~/.ssh/id_rsa.pub >> ~/.ssh/authorized_keys
