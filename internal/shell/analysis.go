@@ -19,21 +19,6 @@ const (
 	Malformed Verdict = "malformed"
 )
 
-// rank orders verdicts by severity.
-func (v Verdict) rank() int {
-	switch v {
-	case Safe:
-		return 0
-	case Dangerous:
-		return 1
-	case Hardline:
-		return 2
-	case Malformed:
-		return 3
-	}
-	return 3
-}
-
 // Tier is how serious a class is.
 type Tier string
 

@@ -11,16 +11,6 @@ import (
 // the word is kept unexpanded.
 const maxBraceWords = 64
 
-// words resolves the words of a command into args. One word can become
-// several (brace expansion, unquoted $IFS); none is dropped.
-func (w *walker) words(ws []*syntax.Word) []Arg {
-	out := make([]Arg, 0, len(ws))
-	for _, word := range ws {
-		out = w.wordInto(out, word)
-	}
-	return out
-}
-
 // word resolves one word.
 func (w *walker) word(word *syntax.Word) []Arg { return w.wordInto(nil, word) }
 
