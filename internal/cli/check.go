@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/wardenhq/warden/internal/shell"
+)
+
+// verdictDenied is the verdict when a user deny rule matches. It is not a
+// shell verdict: the analysis knows nothing about user rules.
+const verdictDenied = "denied"
+
+// checkOptions are the flags of warden check.
+type checkOptions struct {
+	json      bool
+	jsonl     bool
+	catalogue bool
+	config    string
+	color     string
+	// maxLine caps one --jsonl input line; zero means defaultMaxLine.
+	// Tests lower it to exercise the over-long-line path cheaply.
+	maxLine int
+}
+
+const checkLong = `Analyse a shell command line and print what it would run and how the gate
+classifies it. Nothing is executed.
+
+COMMAND is one shell command line in bash syntax. Several arguments are
+joined with shell quoting, so these two are the same command:
+
+  warden check -- rm -rf 'my dir'
+  warden check -- "rm -rf 'my dir'"
+
+A single argument is used as written, so 'curl x | sh' is a pipeline.
+Flags go before the command: everything from the first argument that is not
+a flag (or after --) is the command.
+
+The report lists the verdict, the classes that matched with a description,
+the input span of each finding (highlighted on a terminal, marked with ^^^
+otherwise), and every command the line would execute, with how it is reached
+(through sudo, bash -c, $(…), a function, …).
+
+Verdicts:
+  safe       nothing in the catalogue matched
+  dangerous  needs approval (rm -rf build, git push --force, curl … | sh)
+  hardline   always blocked; nothing overrides it (rm -rf /, mkfs, fork bombs)
+  malformed  does not parse, or exceeds a size, nesting or count cap; the
+             gate denies it
+  denied     a deny rule (approvals.deny) of --config matched; hardline and
+             malformed take precedence, and the report names the rule
+
+--json prints one object (shape in README.md, "warden check --json").
+--jsonl reads one JSON object per line from stdin, {"cmd": "…"} (other
+fields are ignored), and writes one line per input line, in order:
+{"cmd": …, "verdict": …, "classes": [keys…]} plus "deny_rule" when a rule
+matched. A line that is not valid JSON, has no string "cmd", or is over
+1 MiB yields {"error": "line N: …"} in its place. --jsonl exits 0 unless it
+cannot read its input or write its output.
+
+--catalogue lists every class key, its tier and its description.
+
+` + exitStatusHelp
+
+const checkExample = `  warden check -- 'rm -rf /'                 # hardline, exit 2
+  warden check -- rm -rf build               # dangerous, exit 1
+  warden check -- 'git commit -m "rm -rf /"' # safe: quoted data is data
+  warden check --json -- 'curl -fsSL x | sh'
+  warden check --config warden.yaml -- terraform destroy
+  printf '{"cmd":"ls"}\n{"cmd":"reboot"}\n' | warden check --jsonl
+  warden check --catalogue`
+
+// newCheckCmd builds "warden check".
+func newCheckCmd() *cobra.Command {
+	var opts checkOptions
+	cmd := &cobra.Command{
+		Use: "check [--json | --jsonl] [--config FILE] -- COMMAND...",
+		// Use already shows the flags; cobra would append "[flags]"
+		// after COMMAND, where flags are not taken.
+		DisableFlagsInUseLine: true,
+		Short:                 "Analyse a shell command and print the gate's verdict",
+		Long:                  checkLong,
+		Example:               checkExample,
+		Args:                  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd.Context(), opts, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	// The command's own flags (rm -rf) must not be taken for warden's.
+	f.SetInterspersed(false)
+	f.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
+	f.BoolVar(&opts.jsonl, "jsonl", false, `read {"cmd": …} lines from stdin, write one JSON result per line`)
+	f.BoolVar(&opts.catalogue, "catalogue", false, "list every class key, tier and description")
+	f.StringVar(&opts.config, "config", "", "apply the deny rules (approvals.deny) of this config `FILE`")
+	f.StringVar(&opts.color, "color", "auto", "highlight findings: auto (when stdout is a terminal), always or never")
+	return cmd
+}
+
+// validate rejects flag combinations that have no meaning.
+func (o checkOptions) validate(args []string) error {
+	switch {
+	case o.color != "auto" && o.color != "always" && o.color != "never":
+		return usageError{fmt.Errorf("--color must be auto, always or never, not %q", o.color)}
+	case o.catalogue && (o.jsonl || o.config != "" || len(args) > 0):
+		return usageError{errors.New("--catalogue takes no COMMAND and no --jsonl or --config")}
+	case o.catalogue:
+		return nil
+	case o.json && o.jsonl:
+		return usageError{errors.New("--json and --jsonl cannot be combined")}
+	case o.jsonl && len(args) > 0:
+		return usageError{errors.New("--jsonl reads commands from stdin and takes no COMMAND")}
+	case !o.jsonl && len(args) == 0:
+		return usageError{errors.New("missing COMMAND (warden check -- COMMAND...)")}
+	}
+	return nil
+}
+
+// runCheck is warden check.
+func runCheck(ctx context.Context, opts checkOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if err := opts.validate(args); err != nil {
+		return err
+	}
+	if opts.catalogue {
+		return writeCatalogue(stdout, opts.json)
+	}
+	deny, err := loadDenyRules(opts.config, stderr)
+	if err != nil {
+		return err
+	}
+	if opts.jsonl {
+		return checkJSONL(ctx, stdin, stdout, deny, opts.maxLine)
+	}
+
+	line, err := joinCommand(args)
+	if err != nil {
+		return usageError{err}
+	}
+	res := evaluate(line, deny)
+	if opts.json {
+		err = writeCheckJSON(stdout, res)
+	} else {
+		err = writeCheckHuman(stdout, res, useColor(opts.color, stdout))
+	}
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if code := verdictExit(res.verdict); code != ExitSafe {
+		return exitStatus(code)
+	}
+	return nil
+}
+
+// joinCommand turns the COMMAND arguments into one command line. A single
+// argument is the line as written; several are words, quoted where the
+// shell would otherwise split, expand or interpret them, so that the line
+// runs exactly that argv.
+func joinCommand(args []string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	words := make([]string, len(args))
+	for i, a := range args {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			return "", fmt.Errorf("argument %d cannot be quoted for bash: %w", i+1, err)
+		}
+		words[i] = q
+	}
+	return strings.Join(words, " "), nil
+}
+
+// denyMatcher is what check needs from compiled user deny rules.
+type denyMatcher interface {
+	Match(projections []string) (glob string, ok bool)
+}
+
+// checkResult is one analysed command line with the user's rules applied.
+type checkResult struct {
+	cmd      string
+	analysis *shell.Analysis
+	verdict  string
+	// denyRule is the deny glob that matched, or "" when none did. It is
+	// reported even when a hardline or malformed verdict takes precedence.
+	denyRule string
+}
+
+// evaluate analyses line and applies deny (which may be nil).
+//
+// A deny match makes the verdict "denied" unless the analysis is malformed
+// or hardline: those are already blocked and their verdict says more about
+// why, and a user rule must never turn a hardline into something weaker.
+func evaluate(line string, deny denyMatcher) checkResult {
+	a := shell.Analyze(line)
+	res := checkResult{cmd: line, analysis: a, verdict: string(a.Verdict)}
+	if deny != nil {
+		if glob, ok := deny.Match(a.Projections()); ok {
+			res.denyRule = glob
+			if a.Verdict != shell.Malformed && a.Verdict != shell.Hardline {
+				res.verdict = verdictDenied
+			}
+		}
+	}
+	return res
+}
+
+// classesOf returns the key, tier and description of every distinct class
+// in a, in first-seen order.
+func classesOf(a *shell.Analysis) []shell.Class {
+	keys := a.Classes()
+	out := make([]shell.Class, 0, len(keys))
+	for _, k := range keys {
+		c, ok := shell.Lookup(k)
+		if !ok {
+			// A finding carries its own tier and description; use them
+			// rather than drop a class the catalogue does not list.
+			for _, f := range a.Findings {
+				if f.Class == k {
+					c = shell.Class{Key: k, Tier: f.Tier, Description: f.Description}
+					break
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,441 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+	"golang.org/x/text/width"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/wardenhq/warden/internal/shell"
+)
+
+// Limits that keep a report readable when the input is a whole script.
+const (
+	maxHeaderLines  = 20  // lines of the command echoed at the top
+	maxHeaderCols   = 200 // columns per echoed line
+	maxExcerptLines = 6   // lines shown per finding
+	maxExcerptCols  = 120 // columns per excerpt line, windowed around the span
+)
+
+// ANSI sequences for highlighting.
+const (
+	ansiReset     = "\x1b[0m"
+	ansiHardline  = "\x1b[1;4;31m" // bold, underlined, red
+	ansiDangerous = "\x1b[4;33m"   // underlined, yellow
+	ansiSafe      = "\x1b[32m"
+	ansiBold      = "\x1b[1m"
+)
+
+// useColor decides whether to highlight with ANSI escapes. "auto" means
+// only when w is a terminal: escapes in a file or a pipe are noise.
+func useColor(mode string, w io.Writer) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// writeCheckHuman prints the report for a person.
+func writeCheckHuman(w io.Writer, res checkResult, color bool) error {
+	bw := bufio.NewWriter(w)
+	p := &painter{w: bw, color: color}
+	a := res.analysis
+
+	p.header(a)
+	if res.cmd != a.Input {
+		// Spans index the normalised text; show what was given too, quoted
+		// so that control bytes cannot act on the terminal.
+		fmt.Fprintf(bw, "as given: %s\n", strconv.QuoteToGraphic(res.cmd))
+	}
+	fmt.Fprintf(bw, "verdict: %s\n", p.verdict(res.verdict))
+	if res.denyRule != "" {
+		if res.verdict == verdictDenied {
+			fmt.Fprintf(bw, "deny rule: %s\n", sanitize(res.denyRule))
+		} else {
+			fmt.Fprintf(bw, "deny rule: %s (matched; the %s verdict takes precedence)\n", sanitize(res.denyRule), res.verdict)
+		}
+	}
+	if a.Error != "" {
+		fmt.Fprintf(bw, "error: %s\n", sanitize(a.Error))
+	}
+	if a.Dynamic {
+		fmt.Fprintln(bw, "dynamic: part of what runs cannot be known statically")
+	}
+
+	if classes := classesOf(a); len(classes) > 0 {
+		fmt.Fprintln(bw, "\nclasses:")
+		kw, tw := 0, 0
+		for _, c := range classes {
+			kw, tw = max(kw, len(c.Key)), max(tw, len(c.Tier))
+		}
+		for _, c := range classes {
+			fmt.Fprintf(bw, "  %-*s  %-*s  %s\n", kw, c.Key, tw, c.Tier, c.Description)
+		}
+	}
+
+	if len(a.Findings) > 0 {
+		fmt.Fprintln(bw, "\nfindings:")
+		for _, f := range a.Findings {
+			p.finding(a, f)
+		}
+	}
+
+	if len(a.Commands) > 0 {
+		fmt.Fprintln(bw, "\ncommands:")
+		for i, c := range a.Commands {
+			fmt.Fprintf(bw, "  %d. %s", i+1, renderCommand(c))
+			if len(c.Via) > 0 {
+				fmt.Fprintf(bw, "  (via %s)", sanitize(strings.Join(c.Via, ", ")))
+			}
+			fmt.Fprintln(bw)
+		}
+	}
+	return bw.Flush()
+}
+
+// painter renders input text with findings marked, either with ANSI
+// highlighting or with ^^^ marker lines.
+type painter struct {
+	w     *bufio.Writer
+	color bool
+}
+
+func (p *painter) verdict(v string) string {
+	if !p.color {
+		return v
+	}
+	switch v {
+	case "safe":
+		return ansiSafe + v + ansiReset
+	case "dangerous":
+		return ansiDangerous + v + ansiReset
+	}
+	return ansiHardline + v + ansiReset
+}
+
+// header echoes the analysed command, every finding highlighted on a
+// terminal.
+func (p *painter) header(a *shell.Analysis) {
+	lines := splitLines(a.Input)
+	single := len(lines) == 1
+	if single {
+		p.w.WriteString("command: ")
+	} else {
+		p.w.WriteString("command:\n")
+	}
+	for i, ln := range lines {
+		if i == maxHeaderLines {
+			fmt.Fprintf(p.w, "  … (%d more lines)\n", len(lines)-i)
+			break
+		}
+		if !single {
+			p.w.WriteString("  ")
+		}
+		cells := cellsOf(a.Input, ln)
+		hi, cut := cropRight(cells, maxHeaderCols)
+		hl := highlighter{w: p.w, color: p.color}
+		for _, c := range cells[:hi] {
+			hl.write(c, tierAt(a.Findings, c.off))
+		}
+		hl.end()
+		if cut {
+			p.w.WriteString("…")
+		}
+		p.w.WriteByte('\n')
+	}
+}
+
+// finding prints one finding: its class, position and the lines its span
+// covers, marked.
+func (p *painter) finding(a *shell.Analysis, f shell.Finding) {
+	start, end := clampSpan(len(a.Input), f.Span)
+	lines := splitLines(a.Input)
+	first := lineAt(lines, start)
+	col := 1 + colOf(cellsOf(a.Input, lines[first]), start)
+	fmt.Fprintf(p.w, "  %s at %d:%d", f.Class, first+1, col)
+	if f.Command >= 0 && f.Command < len(a.Commands) {
+		fmt.Fprintf(p.w, ", command %d", f.Command+1)
+	}
+	if c, ok := shell.Lookup(f.Class); !ok || c.Description != f.Description {
+		fmt.Fprintf(p.w, ": %s", sanitize(f.Description))
+	}
+	p.w.WriteByte('\n')
+
+	shown := 0
+	for i := first; i < len(lines); i++ {
+		ln := lines[i]
+		if i > first && ln.start >= end {
+			break
+		}
+		if shown == maxExcerptLines {
+			fmt.Fprintln(p.w, "    …")
+			break
+		}
+		shown++
+		p.excerpt(a.Input, ln, start, end, f.Tier)
+	}
+}
+
+// excerpt prints one line of input with [start, end) marked, windowed to
+// maxExcerptCols around the marked part.
+func (p *painter) excerpt(input string, ln lineRange, start, end int, tier shell.Tier) {
+	cells := cellsOf(input, ln)
+	covered := func(c cell) bool {
+		if start == end { // an empty span marks the position it points at
+			return c.off == start
+		}
+		return c.off >= start && c.off < end
+	}
+	// A span that starts at the end of the line points past its last cell.
+	if start == end && start == ln.end {
+		cells = append(cells, cell{off: ln.end, text: " ", w: 1})
+	}
+	lo, hi := window(cells, covered, maxExcerptCols)
+
+	var marks strings.Builder
+	p.w.WriteString("    ")
+	marks.WriteString("    ")
+	if lo > 0 {
+		p.w.WriteString("…")
+		marks.WriteString(" ")
+	}
+	marked := false
+	hl := highlighter{w: p.w, color: p.color}
+	for _, c := range cells[lo:hi] {
+		if covered(c) {
+			marked = true
+			hl.write(c, tier)
+			marks.WriteString(strings.Repeat("^", max(c.w, 1)))
+		} else {
+			hl.write(c, "")
+			marks.WriteString(strings.Repeat(" ", c.w))
+		}
+	}
+	hl.end()
+	if hi < len(cells) {
+		p.w.WriteString("…")
+	}
+	p.w.WriteByte('\n')
+	if !p.color && marked {
+		p.w.WriteString(strings.TrimRight(marks.String(), " "))
+		p.w.WriteByte('\n')
+	}
+}
+
+// highlighter writes cells, switching ANSI attributes only where the tier
+// changes, so a highlighted span is one escape sequence, not one per rune.
+type highlighter struct {
+	w     *bufio.Writer
+	color bool
+	cur   shell.Tier
+}
+
+func (h *highlighter) write(c cell, tier shell.Tier) {
+	if h.color && tier != h.cur {
+		h.end()
+		switch tier {
+		case shell.TierHardline:
+			h.w.WriteString(ansiHardline)
+		case "":
+		default:
+			h.w.WriteString(ansiDangerous)
+		}
+		h.cur = tier
+	}
+	h.w.WriteString(c.text)
+}
+
+// end closes an open highlight.
+func (h *highlighter) end() {
+	if h.cur != "" {
+		h.w.WriteString(ansiReset)
+		h.cur = ""
+	}
+}
+
+// tierAt is the most severe tier of the findings covering byte off, or ""
+// when none does.
+func tierAt(findings []shell.Finding, off int) shell.Tier {
+	var t shell.Tier
+	for _, f := range findings {
+		if off >= f.Span.Start && off < f.Span.End {
+			if f.Tier == shell.TierHardline {
+				return f.Tier
+			}
+			t = f.Tier
+		}
+	}
+	return t
+}
+
+// lineRange is one line of the input: bytes [start, end), without the
+// newline.
+type lineRange struct{ start, end int }
+
+func splitLines(s string) []lineRange {
+	var out []lineRange
+	start := 0
+	for {
+		i := strings.IndexByte(s[start:], '\n')
+		if i < 0 {
+			return append(out, lineRange{start, len(s)})
+		}
+		out = append(out, lineRange{start, start + i})
+		start += i + 1
+	}
+}
+
+// lineAt is the index of the line holding byte off.
+func lineAt(lines []lineRange, off int) int {
+	for i, ln := range lines {
+		if off <= ln.end {
+			return i
+		}
+	}
+	return len(lines) - 1
+}
+
+// cell is one rune of input as displayed.
+type cell struct {
+	off  int    // byte offset of the rune in the input
+	text string // what is printed for it
+	w    int    // terminal columns it takes
+}
+
+// cellsOf splits a line into display cells. Anything that could act on a
+// terminal or hide text (control bytes, escapes, bidi and other format
+// characters, invalid UTF-8) prints as "?", so the report shows what is
+// there and a hostile command cannot rewrite the screen.
+func cellsOf(s string, ln lineRange) []cell {
+	cells := make([]cell, 0, ln.end-ln.start)
+	for off := ln.start; off < ln.end; {
+		r, size := utf8.DecodeRuneInString(s[off:ln.end])
+		c := cell{off: off, text: s[off : off+size], w: 1}
+		switch {
+		case r == '\t':
+			c.text = " "
+		case r == utf8.RuneError && size == 1, unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+			c.text = "?"
+		case unicode.In(r, unicode.Mn, unicode.Me):
+			c.w = 0
+		default:
+			if k := width.LookupRune(r).Kind(); k == width.EastAsianWide || k == width.EastAsianFullwidth {
+				c.w = 2
+			}
+		}
+		cells = append(cells, c)
+		off += size
+	}
+	return cells
+}
+
+// colOf is the display column (0-based) of byte off within cells.
+func colOf(cells []cell, off int) int {
+	col := 0
+	for _, c := range cells {
+		if c.off >= off {
+			break
+		}
+		col += c.w
+	}
+	return col
+}
+
+// cropRight returns how many cells fit in cols, and whether any were cut.
+func cropRight(cells []cell, cols int) (int, bool) {
+	w := 0
+	for i, c := range cells {
+		if w+c.w > cols {
+			return i, true
+		}
+		w += c.w
+	}
+	return len(cells), false
+}
+
+// window picks cells [lo, hi) of at most cols columns, starting a little
+// before the first covered cell so that the mark has context.
+func window(cells []cell, covered func(cell) bool, cols int) (lo, hi int) {
+	total := 0
+	first := -1
+	for i, c := range cells {
+		total += c.w
+		if first < 0 && covered(c) {
+			first = i
+		}
+	}
+	if total <= cols {
+		return 0, len(cells)
+	}
+	if first < 0 {
+		first = 0
+	}
+	const context = 30 // columns of context before the mark
+	lo = first
+	for w := 0; lo > 0 && w+cells[lo-1].w <= context; lo-- {
+		w += cells[lo-1].w
+	}
+	hi = lo
+	for w := 0; hi < len(cells) && w+cells[hi].w <= cols; hi++ {
+		w += cells[hi].w
+	}
+	return lo, hi
+}
+
+// renderCommand prints a candidate as a shell-like line: assignments, argv
+// (static words quoted where needed, dynamic ones in their readable
+// shape), redirections.
+func renderCommand(c shell.Command) string {
+	var parts []string
+	for _, as := range c.Assigns {
+		parts = append(parts, sanitize(as))
+	}
+	for _, a := range c.Argv {
+		parts = append(parts, renderArg(a))
+	}
+	for _, r := range c.Redirs {
+		parts = append(parts, sanitize(r.Op)+renderArg(r.Target))
+	}
+	return strings.Join(parts, " ")
+}
+
+func renderArg(a shell.Arg) string {
+	if !a.Static {
+		return sanitize(a.Value)
+	}
+	if q, err := syntax.Quote(a.Value, syntax.LangBash); err == nil {
+		return q
+	}
+	return strconv.QuoteToGraphic(a.Value)
+}
+
+// sanitize replaces what could act on a terminal with "?" (see cellsOf).
+func sanitize(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range cellsOf(s, lineRange{0, len(s)}) {
+		b.WriteString(c.text)
+	}
+	return b.String()
+}
