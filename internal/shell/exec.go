@@ -61,8 +61,13 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		delete(w.active, c.name)
 		return idx
 	}
+	c.argProcMem()
 	if r, ok := rules[c.name]; ok {
 		r(c)
+	} else if strings.HasPrefix(c.name, "mkfs.") {
+		c.find(clsDiskFormat, sp)
+	} else if strings.HasPrefix(c.name, "newfs") {
+		ruleDevice(c)
 	}
 	return idx
 }
@@ -346,6 +351,9 @@ func ruleSu(c *cmd) {
 
 func ruleRunuser(c *cmd) {
 	p, i := c.parse(opts{short: "cugGsw", long: []string{"--command", "--user", "--group", "--supp-group", "--shell", "--session-command", "--whitelist-environment"}}, true)
+	if !p.has("-u", "--user", "-c", "--command", "--session-command") {
+		p, _ = c.parse(opts{short: "cugGsw", long: []string{"--command", "--user", "--group", "--supp-group", "--shell", "--session-command", "--whitelist-environment"}}, false)
+	}
 	for _, f := range []string{"-c", "--command", "--session-command"} {
 		if v, ok := p.flags[f]; ok {
 			c.codeFlag(f, v, "runuser -c")
@@ -580,7 +588,7 @@ func ruleXargs(c *cmd) {
 		return // xargs runs echo
 	}
 	inner := c.run(c.args[i:], "xargs")
-	if inner >= 0 && c.w.a.Commands[inner].Name() == "rm" {
+	if inner >= 0 && c.w.a.Commands[inner].key() == "rm" {
 		c.w.find(inner, clsDeleteXargs, c.span)
 	}
 }
@@ -636,13 +644,13 @@ func ruleParallel(c *cmd) {
 
 func ruleSSH(c *cmd) {
 	o := opts{short: "bcDEeFIiJLlmOopQRSWw"}
-	p, i := c.parse(o, true)
-	if v, ok := p.flags["-o"]; ok {
-		c.sshOption(v)
-	}
-	for _, a := range c.args {
-		if strings.HasPrefix(a.Value, "-o") && len(a.Value) > 2 {
-			c.sshOption(a.Value[2:])
+	_, i := c.parse(o, true)
+	for j := 1; j < i && j < len(c.args); j++ {
+		switch v := c.args[j].Value; {
+		case v == "-o" && j+1 < len(c.args):
+			c.sshOption(c.args[j+1].Value)
+		case strings.HasPrefix(v, "-o") && len(v) > 2:
+			c.sshOption(v[2:])
 		}
 	}
 	if i+1 < len(c.args) {
@@ -799,18 +807,14 @@ func ruleInterp(c *cmd, in interpreter) {
 		for _, f := range in.inline {
 			if a == f || strings.HasPrefix(a, f+"=") {
 				c.find(clsInlineCode, c.args[i].Span.join(c.lastSpan()))
+				c.inPlaceEdits()
 				return
 			}
 		}
 		if in.bundle != "" && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], in.bundle) {
 			c.find(clsInlineCode, c.args[i].Span.join(c.lastSpan()))
-			if c.name == "perl" && strings.Contains(a, "i") {
-				c.writes(c.args[i+1:])
-			}
+			c.inPlaceEdits()
 			return
-		}
-		if c.name == "perl" && strings.HasPrefix(a, "-i") {
-			c.writes(c.args[i+1:])
 		}
 	}
 	c.stdinCode("interp")
@@ -867,4 +871,44 @@ func (c *cmd) staticOutput() {
 		return
 	}
 	c.w.meta[c.idx].output, c.w.meta[c.idx].hasOut = out, true
+}
+
+// inPlaceEdits judges the files perl or ruby edit with -i: the operands
+// after the code.
+func (c *cmd) inPlaceEdits() {
+	if c.name != "perl" && c.name != "ruby" {
+		return
+	}
+	inPlace := false
+	var files []Arg
+	for i := 1; i < len(c.args); i++ {
+		v := c.args[i].Value
+		switch {
+		case v == "-e" || v == "-E":
+			i++
+		case strings.HasPrefix(v, "-") && len(v) > 1:
+			if strings.ContainsRune(v[1:], 'i') {
+				inPlace = true
+			}
+			if strings.ContainsAny(v[1:], "eE") && !strings.HasSuffix(v, "e") && !strings.HasSuffix(v, "E") {
+				continue // -e with its code attached
+			}
+			if strings.HasSuffix(v, "e") || strings.HasSuffix(v, "E") {
+				i++ // the code is the next word
+			}
+		default:
+			files = append(files, c.args[i])
+		}
+	}
+	if inPlace {
+		c.writes(files)
+	}
+}
+
+// key is the command's lookup name (see cmdName), or "" when dynamic.
+func (c *Command) key() string {
+	if len(c.Argv) == 0 || !c.Argv[0].Static {
+		return ""
+	}
+	return cmdName(c.Argv[0].Value)
 }

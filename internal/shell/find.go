@@ -34,7 +34,7 @@ func ruleFind(c *cmd) {
 			}
 			if j > i+1 {
 				inner := c.run(c.args[i+1:j], "find "+v)
-				if inner >= 0 && c.w.a.Commands[inner].Name() == "rm" {
+				if inner >= 0 && c.w.a.Commands[inner].key() == "rm" {
 					deletes = true
 				}
 			}

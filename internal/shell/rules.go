@@ -71,7 +71,7 @@ func addCatalogRules() {
 	add(ruleRg, "rg")
 	add(func(c *cmd) { c.optionProgram(opts{long: []string{"--compress-program"}}, "--compress-program") }, "sort")
 	add(func(c *cmd) { c.optionProgram(opts{long: []string{"--pager"}}, "--pager") }, "ag")
-	add(func(c *cmd) { c.optionProgram(opts{short: "P", long: []string{"--pager"}}, "-P", "--pager") }, "man")
+	add(ruleMan, "man")
 	add(ruleTar, "tar", "gtar", "bsdtar")
 	add(func(c *cmd) {
 		c.optionProgram(opts{long: []string{"-TT", "--unzip-command"}}, "-TT", "--unzip-command")
@@ -158,7 +158,7 @@ func ruleDevice(c *cmd) {
 	}
 	for _, op := range p.operands {
 		if isRawDevice(op.Value) {
-			if c.name == "mkswap" {
+			if c.name == "mkswap" || strings.HasPrefix(c.name, "newfs") {
 				c.find(clsDiskFormat, op.Span)
 			} else {
 				c.find(clsDiskWipe, op.Span)
@@ -354,7 +354,8 @@ func ruleKill(c *cmd) {
 		if !op.Static && (strings.Contains(op.Value, "pgrep") || strings.Contains(op.Value, "pidof")) {
 			if strings.Contains(op.Value, "warden") {
 				c.find(clsKillWarden, op.Span)
-			} else if force {
+			}
+			if force {
 				c.find(clsForceKill, c.span)
 			}
 		}
@@ -387,7 +388,6 @@ func ruleKillByName(c *cmd) {
 	for _, op := range p.operands {
 		if strings.Contains(strings.ToLower(op.Value), "warden") {
 			c.find(clsKillWarden, op.Span)
-			return
 		}
 	}
 	if force {
@@ -668,9 +668,14 @@ func hostMount(spec string) bool {
 
 func ruleInfra(c *cmd) {
 	var ops []string
-	for _, a := range c.args[1:] {
-		if !strings.HasPrefix(a.Value, "-") {
-			ops = append(ops, strings.ToLower(a.Value))
+	for i := 1; i < len(c.args); i++ {
+		v := c.args[i].Value
+		if !strings.HasPrefix(v, "-") {
+			ops = append(ops, strings.ToLower(v))
+			continue
+		}
+		if infraValueFlags[v] {
+			i++ // the flag's value is not a verb
 		}
 	}
 	if len(ops) == 0 {
@@ -1026,7 +1031,7 @@ func isDecoder(c *Command) bool {
 		}
 		return false
 	}
-	switch c.Name() {
+	switch c.key() {
 	case "base64", "base32", "basenc":
 		return has("-d", "--decode", "-D")
 	case "xxd":
@@ -1034,7 +1039,7 @@ func isDecoder(c *Command) bool {
 	case "openssl":
 		return has("-d", "-base64", "-a")
 	case "uudecode", "tr", "rev", "gpg", "zcat", "gunzip", "gzip", "bzcat", "xzcat", "unxz", "zstdcat":
-		return c.Name() != "gzip" || has("-d")
+		return c.key() != "gzip" || has("-d")
 	}
 	return false
 }
@@ -1097,4 +1102,41 @@ func (w *walker) structural() {
 			w.find(i, clsChmodRun, w.a.Commands[j].Span.join(c.Span))
 		}
 	}
+}
+
+// ruleMan: -P/--pager name a program; -H/--html open a browser ($BROWSER
+// or the attached name).
+func ruleMan(c *cmd) {
+	c.optionProgram(opts{}, "-P", "--pager")
+	for _, a := range c.args[1:] {
+		if strings.HasPrefix(a.Value, "-H") || strings.HasPrefix(a.Value, "--html") {
+			c.find(clsProgramOption, a.Span)
+			return
+		}
+	}
+}
+
+// argProcMem flags any argument naming another process's memory.
+func (c *cmd) argProcMem() {
+	for _, a := range c.args[1:] {
+		v := a.Value
+		if !strings.Contains(v, "/proc/") {
+			continue
+		}
+		if _, after, ok := strings.Cut(v, "="); ok && strings.HasPrefix(after, "/proc/") {
+			v = after
+		}
+		if procMem.MatchString(cleanPath(v)) {
+			c.find(clsProcMem, a.Span)
+		}
+	}
+}
+
+// infraValueFlags are global flags of kubectl, helm, terraform and the
+// cloud CLIs that take a separate value.
+var infraValueFlags = map[string]bool{
+	"-n": true, "--namespace": true, "--context": true, "--cluster": true, "--user": true, "--kubeconfig": true,
+	"-s": true, "--server": true, "--kube-context": true, "-l": true, "--selector": true, "-o": true, "--output": true,
+	"-f": true, "--filename": true, "-c": true, "--container": true, "--profile": true, "--region": true,
+	"--project": true, "--subscription": true, "-g": true, "--resource-group": true, "-chdir": true, "--stack": true,
 }

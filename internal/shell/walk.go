@@ -271,7 +271,7 @@ func (w *walker) substs(node syntax.Node, via []string) []string {
 		start := len(w.a.Commands)
 		w.stmts(list, appendVia(via, how), stdin{})
 		for i := start; i < len(w.a.Commands); i++ {
-			names = append(names, w.a.Commands[i].Name())
+			names = append(names, w.a.Commands[i].key())
 		}
 		return false
 	})
@@ -441,8 +441,11 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 	cmd := &w.a.Commands[c]
 	prevStart, prevEnd := starts[len(starts)-2], starts[len(starts)-1]
 	for p := starts[0]; p < prevEnd; p++ {
-		name := w.a.Commands[p].Name()
-		if fetchers[name] {
+		if fetchers[w.a.Commands[p].key()] {
+			if k := cmd.key(); k == "iex" || k == "invoke-expression" {
+				w.find(c, clsWinRemote, w.a.Commands[p].Span.join(cmd.Span))
+				return
+			}
 			w.find(c, clsRemotePipe, w.a.Commands[p].Span.join(cmd.Span))
 			return
 		}
