@@ -59,6 +59,10 @@ func plainStatic(a *Analysis) bool {
 		return false
 	}
 	c := a.Commands[0]
+	// A keyword such as time or ! before the command is not in argv.
+	if c.Span.Start != len(a.Input)-len(strings.TrimLeft(a.Input, " \t")) {
+		return false
+	}
 	if len(c.Via) > 0 || len(c.Assigns) > 0 || len(c.Redirs) > 0 {
 		return false
 	}

@@ -236,11 +236,8 @@ func (w *walker) compound(node syntax.Node, via []string) {
 		case *syntax.Stmt:
 			w.stmt(n, via, stdin{})
 			return false
-		case *syntax.CmdSubst:
-			w.stmts(n.Stmts, appendVia(via, "$(…)"), stdin{})
-			return false
-		case *syntax.ProcSubst:
-			w.stmts(n.Stmts, appendVia(via, n.Op.String()+"(…)"), stdin{})
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			w.substs(n, via)
 			return false
 		}
 		return w.err == nil
@@ -269,7 +266,13 @@ func (w *walker) substs(node syntax.Node, via []string) []string {
 			return w.err == nil
 		}
 		start := len(w.a.Commands)
+		w.depth++
+		if w.depth > w.opts.MaxDepth {
+			w.err = fmt.Errorf("%w: substitutions nested deeper than %d", errCap, w.opts.MaxDepth)
+			return false
+		}
 		w.stmts(list, appendVia(via, how), stdin{})
+		w.depth--
 		for i := start; i < len(w.a.Commands); i++ {
 			names = append(names, w.a.Commands[i].key())
 		}
