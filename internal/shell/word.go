@@ -113,11 +113,13 @@ func (w *walker) unquotedLit(b *strings.Builder, a *Arg, s string) {
 		c := s[i]
 		switch c {
 		case '\\':
-			if i+1 < len(s) {
-				i++
-				if s[i] != '\n' {
-					b.WriteByte(s[i])
-				}
+			if i+1 == len(s) {
+				b.WriteByte(c) // a trailing backslash stays literal
+				continue
+			}
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
 			}
 			continue
 		case '*', '?', '[':
