@@ -293,8 +293,8 @@ func init() {
 		"parallel": ruleParallel, "ssh": ruleSSH, "script": ruleScript,
 		"eval":   func(c *cmd) { c.codeText(c.args[1:], "eval") },
 		"source": ruleSource, ".": ruleSource,
-		"alias": ruleAlias,
-		"awk":   ruleAwk, "gawk": ruleAwk, "mawk": ruleAwk, "nawk": ruleAwk,
+		"alias": ruleAlias, "trap": ruleTrap,
+		"awk": ruleAwk, "gawk": ruleAwk, "mawk": ruleAwk, "nawk": ruleAwk,
 	}
 	for _, s := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "fish", "csh", "tcsh"} {
 		rules[s] = ruleShell
@@ -800,6 +800,11 @@ func ruleInterp(c *cmd, in interpreter) {
 		}
 		if !strings.HasPrefix(a, "-") {
 			return // a script file or module: runs a file we cannot see
+		}
+		if a == "-m" && i+1 < len(c.args) && (c.args[i+1].Value == "pip" || c.args[i+1].Value == "pip3") {
+			pip := &cmd{w: c.w, idx: c.idx, name: "pip", args: c.args[i+1:], via: c.via, in: c.in, span: c.span}
+			rulePkg(pip)
+			return
 		}
 		if a == "-m" || a == "-r" && c.name != "php" {
 			return

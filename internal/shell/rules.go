@@ -567,6 +567,8 @@ func (c *cmd) gitSub(sub string, at int) {
 		}
 	case "filter-branch", "filter-repo":
 		c.find(clsGitRewrite, c.span)
+	case "config":
+		c.gitConfigSet(rest)
 	}
 }
 
@@ -924,7 +926,9 @@ func (c *cmd) optionProgram(o opts, names ...string) {
 
 // programOption records an option that runs a program and analyses it.
 func (c *cmd) programOption(a Arg, how string) {
-	c.find(clsProgramOption, a.Span)
+	if !knownHelper(a) {
+		c.find(clsProgramOption, a.Span)
+	}
 	if strings.TrimSpace(a.Value) == "" {
 		return
 	}
@@ -1139,4 +1143,51 @@ var infraValueFlags = map[string]bool{
 	"-s": true, "--server": true, "--kube-context": true, "-l": true, "--selector": true, "-o": true, "--output": true,
 	"-f": true, "--filename": true, "-c": true, "--container": true, "--profile": true, "--region": true,
 	"--project": true, "--subscription": true, "-g": true, "--resource-group": true, "-chdir": true, "--stack": true,
+}
+
+// helpers are programs that program-bearing options usually name: pagers
+// and compressors. A bare one (no arguments but flags, nothing dynamic)
+// is what the option is for, not a way to run something else.
+var helpers = map[string]bool{
+	"cat": true, "less": true, "more": true, "most": true, "bat": true, "delta": true, "diff-so-fancy": true, "head": true, "tail": true,
+	"gzip": true, "gunzip": true, "pigz": true, "xz": true, "unxz": true, "zstd": true, "unzstd": true, "bzip2": true, "pbzip2": true,
+	"lz4": true, "lzma": true, "lzip": true, "brotli": true, "ssh": true, "vim": true, "vi": true, "nvim": true, "nano": true, "emacs": true,
+}
+
+func knownHelper(a Arg) bool {
+	if !a.Static {
+		return false
+	}
+	f := strings.Fields(a.Value)
+	if len(f) == 0 || !helpers[path.Base(f[0])] {
+		return false
+	}
+	for _, w := range f[1:] {
+		if !strings.HasPrefix(w, "-") || strings.ContainsAny(w, "$`;|&<>()'\"") {
+			return false
+		}
+	}
+	return true
+}
+
+func ruleTrap(c *cmd) {
+	if len(c.args) > 2 && !strings.HasPrefix(c.args[1].Value, "-") {
+		c.code(c.args[1], "trap")
+	}
+}
+
+// ruleGitConfig catches a program-bearing key set persistently with
+// `git config KEY VALUE`.
+func (c *cmd) gitConfigSet(rest []Arg) {
+	var ops []Arg
+	for _, a := range rest {
+		if !strings.HasPrefix(a.Value, "-") {
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) >= 2 {
+		v := ops[1]
+		v.Value = ops[0].Value + "=" + ops[1].Value
+		c.gitConfig(v)
+	}
 }
