@@ -969,9 +969,18 @@ func ruleRsync(c *cmd) {
 // assignFindings judges NAME=VALUE set for a command or exported.
 func (w *walker) assignFindings(idx int, name, val string, sp Span, via []string) {
 	switch name {
+	case "PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB":
+		// Project-relative module paths (PYTHONPATH=src pytest) are how
+		// tests are run; absolute or dynamic ones can plant code.
+		if !relativePaths(val) {
+			w.find(idx, clsEnvLoader, sp)
+		}
+	case "NODE_OPTIONS":
+		if nodeLoads.MatchString(val) {
+			w.find(idx, clsEnvLoader, sp)
+		}
 	case "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH",
-		"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH", "PERL5LIB", "PERL5OPT", "PERLLIB",
-		"RUBYLIB", "RUBYOPT", "BASH_ENV", "ENV", "PROMPT_COMMAND", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH":
+		"PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "RUBYOPT", "BASH_ENV", "ENV", "PROMPT_COMMAND", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH":
 		w.find(idx, clsEnvLoader, sp)
 	case "DOCKER_HOST", "CONTAINER_HOST", "DOCKER_CONTEXT":
 		w.find(idx, clsContainerDaemon, sp)
@@ -1190,4 +1199,21 @@ func (c *cmd) gitConfigSet(rest []Arg) {
 		v.Value = ops[0].Value + "=" + ops[1].Value
 		c.gitConfig(v)
 	}
+}
+
+// nodeLoads matches NODE_OPTIONS that load code or open a debugger.
+var nodeLoads = regexp.MustCompile(`(^|\s)(-r|--require|--import|--loader|--experimental-loader|--inspect[a-z-]*)(\s|=|$)`)
+
+// relativePaths reports a colon-separated list of project-relative
+// paths: no absolute, home, parent or dynamic entries.
+func relativePaths(v string) bool {
+	if v == "" {
+		return false
+	}
+	for _, p := range strings.Split(v, ":") {
+		if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.ContainsAny(p, "$`") || p == ".." || strings.HasPrefix(p, "../") || strings.Contains(p, "/../") {
+			return false
+		}
+	}
+	return true
 }
