@@ -1,0 +1,124 @@
+// Package config reads warden's one YAML configuration file.
+//
+// Parsing is strict: unknown keys, duplicate keys and wrong types are
+// errors that carry the file name, line, column and a source excerpt.
+// The approvals: section keeps the key names of the system warden
+// re-implements (mode, timeout, cron_mode, kanban_mode,
+// single_query_mode, unattended_mode, deny, denial_breaker_threshold and
+// the top-level command_allowlist) so an existing file keeps its
+// meaning; where the old reading was lenient in a dangerous direction,
+// warden fails closed and says so in a Warning.
+//
+// The package never decides where the file is: callers (the CLI) resolve
+// the path and pass it in. Nothing here reads the process environment.
+package config
+
+import (
+	"time"
+
+	"github.com/wardenhq/warden/internal/policy"
+)
+
+// Defaults.
+const (
+	// DefaultTimeout is how long a question waits for a human.
+	DefaultTimeout = 300 * time.Second
+	// MaxTimeout bounds approvals.timeout. Longer waits overflowed thread
+	// joins in the reference system; a year is already far past useful.
+	MaxTimeout = 365 * 24 * time.Hour
+	// DefaultDenialBreakerThreshold is how many consecutive guardian
+	// denials in one session trip the circuit breaker.
+	DefaultDenialBreakerThreshold = 3
+	// MaxFileSize bounds the config file; anything larger is not a
+	// hand-written config.
+	MaxFileSize = 1 << 20
+)
+
+// Config is a parsed configuration. Treat it as read-only: a Watcher
+// shares one *Config between every reader.
+type Config struct {
+	// Name is the file name given to Parse or Load, "" for Default.
+	Name string
+	// Digest is the hex SHA-256 of the bytes parsed, "" for Default. The
+	// audit log records it so a decision can be traced to the policy
+	// text that made it.
+	Digest string
+
+	// Approvals is the approvals: section.
+	Approvals Approvals
+	// CommandAllowlist is the permanent allowlist of commands (exact
+	// commands, "prefix *" entries and "class:<key>" grants), from the
+	// top-level command_allowlist key.
+	CommandAllowlist []string
+	// MCP holds the per-server/tool rules of the mcp: section.
+	MCP MCP
+	// Write holds the file-write rules of the write: section.
+	Write Write
+}
+
+// Approvals is the approvals: section.
+type Approvals struct {
+	// Mode governs attended owners: manual (ask a human), smart (a
+	// guardian model first) or off (allow; the floors still apply).
+	Mode policy.Mode
+	// Timeout is how long a question waits for a human before it is
+	// denied.
+	Timeout time.Duration
+	// CronMode, KanbanMode, SingleQueryMode and UnattendedMode are what
+	// unattended owners get: cron runs, kanban workers, single-query runs,
+	// and API/webhook callers without an answer channel.
+	CronMode        policy.UnattendedMode
+	KanbanMode      policy.UnattendedMode
+	SingleQueryMode policy.UnattendedMode
+	UnattendedMode  policy.UnattendedMode
+	// Deny are the user's deny globs, an unconditional block checked
+	// before every bypass. Each has been compiled once to validate it.
+	Deny []string
+	// DenialBreakerThreshold is how many consecutive guardian denials in
+	// a session trip the breaker; zero or less disables it.
+	DenialBreakerThreshold int
+}
+
+// MCP is the mcp: section.
+type MCP struct {
+	// Rules are tried in order; the first whose Match covers
+	// "server/tool" decides.
+	Rules []MCPRule
+}
+
+// MCPRule is one mcp.rules entry.
+type MCPRule struct {
+	// Match is a "server/tool" glob (policy.Glob syntax), e.g.
+	// "github/*" or "*/delete_*".
+	Match string
+	// Verdict is the rule's action: allow, ask or deny.
+	Verdict policy.Verdict
+}
+
+// Write is the write: section: rules for file writes.
+type Write struct {
+	// Protected are paths (or, without a "/", base-name patterns such as
+	// ".env*") that writes are denied for without asking. They add to
+	// warden's built-in list.
+	Protected []string
+	// SafeRoots, when set, are the only directories writes may land in.
+	// Each is absolute or starts with "~".
+	SafeRoots []string
+}
+
+// Default returns the configuration used when there is no file: manual
+// approvals, a 300-second timeout, every unattended mode deny, a breaker
+// threshold of 3, and no rules.
+func Default() *Config {
+	return &Config{
+		Approvals: Approvals{
+			Mode:                   policy.ModeManual,
+			Timeout:                DefaultTimeout,
+			CronMode:               policy.UnattendedDeny,
+			KanbanMode:             policy.UnattendedDeny,
+			SingleQueryMode:        policy.UnattendedDeny,
+			UnattendedMode:         policy.UnattendedDeny,
+			DenialBreakerThreshold: DefaultDenialBreakerThreshold,
+		},
+	}
+}

@@ -1,0 +1,77 @@
+package owner
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestInvariant01_NoAmbientIdentity fails if a non-test file of this
+// package reads or writes the process environment or imports a package
+// that runs processes, serves HTTP or talks SQL: who is asking must come
+// from the context, never from the process (DESIGN.md invariant 1).
+func TestInvariant01_NoAmbientIdentity(t *testing.T) {
+	checkNoAmbientIdentity(t, ".")
+}
+
+func checkNoAmbientIdentity(t *testing.T, dir string) {
+	t.Helper()
+	bannedImports := map[string]bool{"os/exec": true, "net/http": true, "database/sql": true}
+	bannedCalls := map[string]bool{
+		"os.Getenv": true, "os.LookupEnv": true, "os.Environ": true, "os.ExpandEnv": true,
+		"os.Setenv": true, "os.Unsetenv": true, "os.Clearenv": true,
+		"syscall.Getenv": true, "syscall.Environ": true, "syscall.Setenv": true,
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		local := map[string]string{} // import name in file -> path
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if bannedImports[path] {
+				t.Errorf("%s imports %s", fset.Position(imp.Pos()), path)
+			}
+			n := path[strings.LastIndex(path, "/")+1:]
+			if imp.Name != nil {
+				n = imp.Name.Name
+			}
+			local[n] = path
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok {
+				if path, ok := local[id.Name]; ok && bannedCalls[path+"."+sel.Sel.Name] {
+					t.Errorf("%s uses %s.%s", fset.Position(sel.Pos()), path, sel.Sel.Name)
+				}
+			}
+			return true
+		})
+	}
+	if checked == 0 {
+		t.Fatal("no source files checked")
+	}
+}

@@ -1,0 +1,216 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrUnknownMode is returned when a mode or verdict name is not one of the
+// documented values. Config loading branches on it to warn instead of
+// failing where the reference system's users expect a lenient reading.
+var ErrUnknownMode = errors.New("unknown mode")
+
+// Mode is approvals.mode: how dangerous actions of attended owners are
+// decided. Unattended owners follow their UnattendedMode instead.
+//
+// The zero value is ModeManual, so a Mode nobody set asks a human rather
+// than bypassing the approval layer.
+type Mode uint8
+
+// Modes of approvals.mode.
+const (
+	// ModeManual asks a human on the owner's surfaces.
+	ModeManual Mode = iota
+	// ModeSmart lets a guardian model allow, deny or escalate to a human.
+	ModeSmart
+	// ModeOff allows dangerous actions without asking. The floors
+	// (hardline, deny rules) still apply first.
+	ModeOff
+)
+
+var modeNames = [...]string{ModeManual: "manual", ModeSmart: "smart", ModeOff: "off"}
+
+// String returns the config spelling of m.
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// ParseMode reads a config spelling, ignoring case and surrounding space.
+// An unknown name yields ModeManual together with an error wrapping
+// ErrUnknownMode: the caller may warn and go on with the safe reading.
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "manual":
+		return ModeManual, nil
+	case "smart":
+		return ModeSmart, nil
+	case "off":
+		return ModeOff, nil
+	}
+	return ModeManual, fmt.Errorf("approvals mode %q (want manual, smart or off): %w", s, ErrUnknownMode)
+}
+
+// MarshalText implements encoding.TextMarshaler so modes print by name in
+// JSON and YAML.
+func (m Mode) MarshalText() ([]byte, error) {
+	if int(m) >= len(modeNames) {
+		return nil, fmt.Errorf("marshal %v: %w", m, ErrUnknownMode)
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler. Unlike ParseMode it
+// rejects unknown names: structured input has no room for a warning.
+func (m *Mode) UnmarshalText(b []byte) error {
+	v, err := ParseMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// UnattendedMode is what an owner nobody can answer for gets when an
+// action would otherwise need a human: cron_mode, kanban_mode,
+// single_query_mode and unattended_mode.
+//
+// The zero value is UnattendedDeny, so anything unset or unknown fails
+// closed.
+type UnattendedMode uint8
+
+// Unattended modes.
+const (
+	// UnattendedDeny denies the action at once, without waiting.
+	UnattendedDeny UnattendedMode = iota
+	// UnattendedApprove allows the action. The floors still apply first.
+	UnattendedApprove
+)
+
+// String returns the config spelling of m.
+func (m UnattendedMode) String() string {
+	switch m {
+	case UnattendedDeny:
+		return "deny"
+	case UnattendedApprove:
+		return "approve"
+	}
+	return fmt.Sprintf("UnattendedMode(%d)", uint8(m))
+}
+
+// Approves reports whether m lets the action through. Only
+// UnattendedApprove does; every other value, including out-of-range ones,
+// denies.
+func (m UnattendedMode) Approves() bool { return m == UnattendedApprove }
+
+// ParseUnattendedMode reads a config spelling, ignoring case and
+// surrounding space. Only "approve" approves. Any other name yields
+// UnattendedDeny, with an error wrapping ErrUnknownMode unless the name
+// was "deny", so the caller can warn about a likely typo while the
+// reading stays closed.
+func ParseUnattendedMode(s string) (UnattendedMode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "approve":
+		return UnattendedApprove, nil
+	case "deny":
+		return UnattendedDeny, nil
+	}
+	return UnattendedDeny, fmt.Errorf("unattended mode %q (want deny or approve): %w", s, ErrUnknownMode)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (m UnattendedMode) MarshalText() ([]byte, error) {
+	if m > UnattendedApprove {
+		return nil, fmt.Errorf("marshal %v: %w", m, ErrUnknownMode)
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler; unknown names are
+// an error.
+func (m *UnattendedMode) UnmarshalText(b []byte) error {
+	v, err := ParseUnattendedMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// DenyWins combines the modes that apply along an owner's lineage: the
+// result approves only if every mode approves. With no modes at all it
+// denies, because an empty lineage means nobody vouched for the action
+// (invariant 5: delegation never widens trust).
+func DenyWins(modes ...UnattendedMode) UnattendedMode {
+	if len(modes) == 0 {
+		return UnattendedDeny
+	}
+	for _, m := range modes {
+		if !m.Approves() {
+			return UnattendedDeny
+		}
+	}
+	return UnattendedApprove
+}
+
+// Verdict is what a rule says about an action: the three outcomes of
+// DESIGN.md's decision table. The zero value is Deny, so a verdict nobody
+// set fails closed.
+type Verdict uint8
+
+// Verdicts.
+const (
+	Deny Verdict = iota
+	Ask
+	Allow
+)
+
+// String returns the lower-case name used in config files and JSON.
+func (v Verdict) String() string {
+	switch v {
+	case Deny:
+		return "deny"
+	case Ask:
+		return "ask"
+	case Allow:
+		return "allow"
+	}
+	return fmt.Sprintf("Verdict(%d)", uint8(v))
+}
+
+// ParseVerdict reads "allow", "ask" or "deny", ignoring case and
+// surrounding space. Anything else is an error wrapping ErrUnknownMode,
+// and the returned verdict is Deny.
+func ParseVerdict(s string) (Verdict, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "allow":
+		return Allow, nil
+	case "ask":
+		return Ask, nil
+	case "deny":
+		return Deny, nil
+	}
+	return Deny, fmt.Errorf("verdict %q (want allow, ask or deny): %w", s, ErrUnknownMode)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (v Verdict) MarshalText() ([]byte, error) {
+	if v > Allow {
+		return nil, fmt.Errorf("marshal %v: %w", v, ErrUnknownMode)
+	}
+	return []byte(v.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler; unknown names are
+// an error.
+func (v *Verdict) UnmarshalText(b []byte) error {
+	p, err := ParseVerdict(string(b))
+	if err != nil {
+		return err
+	}
+	*v = p
+	return nil
+}
