@@ -169,3 +169,11 @@ func hasMetadataHost(s string) bool {
 	}
 	return false
 }
+
+// WriteClass returns the catalogue class of writing to path p, or "" for
+// an ordinary path. It is the table that redirections, tee and cp are
+// judged by, so a write tool and a shell redirect agree.
+func (o Options) WriteClass(p string) string {
+	w := &walker{opts: o}
+	return w.sensitiveWrite(p)
+}

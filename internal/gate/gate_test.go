@@ -1,0 +1,275 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/owner"
+)
+
+// surface is a test answer channel.
+type surface string
+
+func (s surface) Surface() string { return string(s) }
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// chat returns an attended web session.
+func chat(key string) owner.Owner {
+	o := must(owner.Gateway("web", key, ""))
+	o = must(o.WithSession(key))
+	return must(o.WithChannel(surface("web")))
+}
+
+func cron(job string) owner.Owner {
+	o := must(owner.Cron(job, "r-"+job))
+	return must(o.WithSession("cron:" + job))
+}
+
+func kanban(task string) owner.Owner {
+	o := must(owner.Kanban("b", task, "r-"+task))
+	return must(o.WithSession("kanban:" + task))
+}
+
+// delegated makes child a delegated owner of parent.
+func delegated(parent, child owner.Owner) owner.Owner { return must(child.WithParent(parent)) }
+
+// yoloSessions is a session-yolo set.
+type yoloSessions struct {
+	mu  sync.Mutex
+	on  map[string]bool
+	err error
+}
+
+func (y *yoloSessions) SessionYolo(_ context.Context, s string) (bool, error) {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	return y.on[s], y.err
+}
+
+type failingGrants struct{}
+
+func (failingGrants) Grants(context.Context, string) ([]grant.Grant, error) {
+	return nil, errors.New("store unavailable")
+}
+
+type fixedGuardian struct {
+	r   GuardianResult
+	err error
+}
+
+func (f fixedGuardian) Review(context.Context, Review) (GuardianResult, error) { return f.r, f.err }
+
+// setup is a gate configuration for one test row.
+type setup struct {
+	yaml        string
+	processYolo bool
+	yolo        []string
+	grants      []grant.Grant
+	grantsErr   bool
+	guardian    Guardian
+	protected   []string
+}
+
+func (s setup) gate(t testing.TB) *Gate {
+	t.Helper()
+	cfg := config.Default()
+	if s.yaml != "" {
+		var err error
+		cfg, _, err = config.Parse([]byte(s.yaml), "test.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Compile(cfg, Paths{Home: "/home/u", Protected: s.protected})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := &grant.Memory{}
+	for _, g := range s.grants {
+		mem.Add(g)
+	}
+	opts := Options{Policy: p, Grants: mem, ProcessYolo: s.processYolo, Guardian: s.guardian}
+	if s.grantsErr {
+		opts.Grants = failingGrants{}
+	}
+	ys := &yoloSessions{on: map[string]bool{}}
+	for _, k := range s.yolo {
+		ys.on[k] = true
+	}
+	opts.Sessions = ys
+	g, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func decide(t testing.TB, g *Gate, o owner.Owner, a action.Action) Decision {
+	t.Helper()
+	ctx := context.Background()
+	if o.Valid() {
+		ctx = owner.With(ctx, o)
+	}
+	d, _ := g.Decide(ctx, a)
+	return d
+}
+
+var (
+	rmBuild   = action.NewShell("rm -rf build/")
+	rmRoot    = action.NewShell("rm -rf /")
+	listFiles = action.NewShell("ls -la")
+)
+
+func sessionGrant(session string, gr grant.Grain, pattern string) grant.Grant {
+	return grant.Grant{ID: "g-" + pattern, Scope: grant.Session, Session: session, Grain: gr, Pattern: pattern, Created: time.Unix(0, 0)}
+}
+
+// TestDecideRules has one row per rule id, for each action kind where it
+// applies.
+func TestDecideRules(t *testing.T) {
+	web := chat("s1")
+	tests := []struct {
+		name string
+		s    setup
+		o    owner.Owner
+		a    action.Action
+		want Verdict
+		rule string
+	}{
+		{"shell malformed", setup{}, web, action.NewShell(`echo "open`), Deny, RuleMalformed},
+		{"shell hardline", setup{}, web, rmRoot, Deny, RuleHardline},
+		{"shell deny rule", setup{yaml: "approvals:\n  deny: ['curl *']\n"}, web, action.NewShell("curl -s https://x"), Deny, RuleDenyRule},
+		{"shell deny rule inside payload", setup{yaml: "approvals:\n  deny: ['curl *']\n"}, web, action.NewShell("bash -c 'curl -s x'"), Deny, RuleDenyRule},
+		{"shell safe", setup{}, web, listFiles, Allow, RuleSafe},
+		{"shell unowned", setup{}, owner.Owner{}, rmBuild, Deny, RuleUnowned},
+		{"shell container", setup{}, web, rmBuild.On("docker"), Allow, RuleContainer},
+		{"shell process yolo", setup{processYolo: true}, web, rmBuild, Allow, RuleProcessYolo},
+		{"shell session yolo", setup{yolo: []string{"s1"}}, web, rmBuild, Allow, RuleSessionYolo},
+		{"shell mode off", setup{yaml: "approvals:\n  mode: off\n"}, web, rmBuild, Allow, RuleModeOff},
+		{"shell grant exact", setup{grants: []grant.Grant{sessionGrant("s1", grant.Exact, "rm -rf build/")}}, web, rmBuild, Allow, RuleGrantExact},
+		{"shell grant prefix", setup{grants: []grant.Grant{sessionGrant("s1", grant.Prefix, "git push *")}}, web, action.NewShell("git push -f origin main"), Allow, RuleGrantPrefix},
+		{"shell grant class", setup{grants: []grant.Grant{sessionGrant("s1", grant.Class, "delete.recursive"), sessionGrant("s1", grant.Class, "delete.force")}}, web, rmBuild, Allow, RuleGrantClass},
+		{"shell allowlist", setup{yaml: "command_allowlist: ['git push *']\n"}, web, action.NewShell("git push --force"), Allow, RuleGrantPrefix},
+		{"shell cron deny", setup{}, cron("j1"), rmBuild, Deny, RuleCronMode},
+		{"shell cron approve", setup{yaml: "approvals:\n  cron_mode: approve\n"}, cron("j1"), rmBuild, Allow, RuleCronMode},
+		{"shell kanban deny", setup{}, kanban("t1"), rmBuild, Deny, RuleKanbanMode},
+		{"shell kanban approve", setup{yaml: "approvals:\n  kanban_mode: approve\n"}, kanban("t1"), rmBuild, Allow, RuleKanbanMode},
+		{"shell single query", setup{}, owner.SingleQuery(), rmBuild, Deny, RuleSingleQueryMode},
+		{"shell api without channel", setup{yaml: "approvals:\n  unattended_mode: approve\n"}, owner.API(), rmBuild, Allow, RuleUnattendedMode},
+		{"shell webhook", setup{}, owner.Webhook(), rmBuild, Deny, RuleUnattendedMode},
+		{"shell guardian approve", setup{yaml: "approvals:\n  mode: smart\n", guardian: fixedGuardian{r: GuardianResult{Verdict: GuardianApprove}}}, web, rmBuild, Allow, RuleGuardianApprove},
+		{"shell guardian deny", setup{yaml: "approvals:\n  mode: smart\n", guardian: fixedGuardian{r: GuardianResult{Verdict: GuardianDeny, Reason: "no"}}}, web, rmBuild, Deny, RuleGuardianDeny},
+		{"shell guardian escalate", setup{yaml: "approvals:\n  mode: smart\n", guardian: fixedGuardian{r: GuardianResult{Verdict: GuardianEscalate}}}, web, rmBuild, Ask, RuleHuman},
+		{"shell human", setup{}, web, rmBuild, Ask, RuleHuman},
+		{"shell store error", setup{grantsErr: true}, web, rmBuild, Deny, RuleError},
+
+		{"code hardline via os.system", setup{}, web, action.NewCode("python", "import os\nos.system('rm -rf /')\n"), Deny, RuleHardline},
+		{"code hardline via argv list", setup{}, web, action.NewCode("python3", "subprocess.run(['mkfs.ext4', '/dev/sda1'])"), Deny, RuleHardline},
+		{"code node exec", setup{}, web, action.NewCode("node", "require('child_process').execSync(\"reboot\")"), Deny, RuleHardline},
+		{"code deny rule on a line", setup{yaml: "approvals:\n  deny: ['*requests.post*']\n"}, web, action.NewCode("python", "import requests\nrequests.post('https://x')"), Deny, RuleDenyRule},
+		{"code human", setup{}, web, action.NewCode("python", "print(1)"), Ask, RuleHuman},
+		{"code safe shell script", setup{}, web, action.NewCode("bash", "ls -la\necho ok"), Allow, RuleSafe},
+		{"code class grant", setup{grants: []grant.Grant{sessionGrant("s1", grant.Class, "code.exec")}}, web, action.NewCode("python", "print(1)"), Allow, RuleGrantClass},
+		{"code cron deny", setup{}, cron("j1"), action.NewCode("python", "print(1)"), Deny, RuleCronMode},
+		{"code unowned", setup{}, owner.Owner{}, action.NewCode("python", "print(1)"), Deny, RuleUnowned},
+		{"code container", setup{}, web, action.NewCode("python", "print(1)").On("docker"), Allow, RuleContainer},
+
+		{"write self", setup{protected: []string{"/home/u/.config/warden/config.yaml"}}, web, action.NewWrite("/home/u/.config/warden/config.yaml", 10), Deny, RuleHardline},
+		{"write credentials", setup{}, web, action.NewWrite("~/.netrc", 10), Deny, RuleProtectedPath},
+		{"write env file", setup{}, web, action.NewWrite(".env", 10).In("/srv/app"), Deny, RuleProtectedPath},
+		{"write protected glob", setup{yaml: "write:\n  protected: ['/srv/app/secrets/*']\n"}, web, action.NewWrite("/srv/app/secrets/key", 1), Deny, RuleProtectedPath},
+		{"write outside roots", setup{yaml: "write:\n  safe_roots: ['/srv/app']\n"}, web, action.NewWrite("/tmp/x", 1), Deny, RuleOutsideRoots},
+		{"write safe", setup{}, web, action.NewWrite("notes.txt", 1).In("/srv/app"), Allow, RuleSafe},
+		{"write etc asks", setup{}, web, action.NewWrite("/etc/hosts", 1), Ask, RuleHuman},
+		{"write etc kanban", setup{}, kanban("t1"), action.NewWrite("/etc/hosts", 1), Deny, RuleKanbanMode},
+		{"write deny rule", setup{yaml: "approvals:\n  deny: ['write /srv/*']\n"}, web, action.NewWrite("/srv/x", 1), Deny, RuleDenyRule},
+
+		{"mcp read only", setup{}, web, action.NewMCP("fs", "read", nil, true), Allow, RuleSafe},
+		{"mcp default asks", setup{}, web, action.NewMCP("fs", "delete", nil, false), Ask, RuleHuman},
+		{"mcp rule deny", setup{yaml: "mcp:\n  rules:\n    - {match: 'fs/*', action: deny}\n"}, web, action.NewMCP("fs", "read", nil, true), Deny, RuleDenyRule},
+		{"mcp rule allow", setup{yaml: "mcp:\n  rules:\n    - {match: 'github/list_*', action: allow}\n"}, web, action.NewMCP("github", "list_issues", nil, false), Allow, RuleToolAllow},
+		{"mcp class grant", setup{grants: []grant.Grant{sessionGrant("s1", grant.Class, "mcp.fs/delete")}}, web, action.NewMCP("fs", "delete", nil, false), Allow, RuleGrantClass},
+		{"mcp cron", setup{}, cron("j"), action.NewMCP("fs", "delete", nil, false), Deny, RuleCronMode},
+
+		{"plugin asks", setup{}, web, action.NewPlugin("deploy", "prod", "deploys to production"), Ask, RuleHuman},
+		{"plugin rule deny", setup{yaml: "mcp:\n  rules:\n    - {match: 'deploy/*', action: deny}\n"}, web, action.NewPlugin("deploy", "prod", "x"), Deny, RuleDenyRule},
+		{"plugin unattended", setup{}, owner.Webhook(), action.NewPlugin("deploy", "prod", "x"), Deny, RuleUnattendedMode},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decide(t, tt.s.gate(t), tt.o, tt.a)
+			if d.Verdict != tt.want || d.Rule != tt.rule {
+				t.Fatalf("got %s %s, want %s %s\n%s\nsteps %+v", d.Verdict, d.Rule, tt.want, tt.rule, d.HumanMessage, d.Steps)
+			}
+			if d.Verdict == Deny && !strings.Contains(d.AgentMessage, "Do not retry") {
+				t.Errorf("deny message %q lacks the do-not-retry instruction", d.AgentMessage)
+			}
+			if len(d.Steps) == 0 || d.Steps[len(d.Steps)-1].N != 10 {
+				t.Errorf("steps should show every row up to 10: %+v", d.Steps)
+			}
+		})
+	}
+}
+
+func TestGuardianBreaker(t *testing.T) {
+	g := setup{yaml: "approvals:\n  mode: smart\n  denial_breaker_threshold: 2\n", guardian: fixedGuardian{r: GuardianResult{Verdict: GuardianDeny, Reason: "risky"}}}.gate(t)
+	web := chat("s1")
+	d1 := decide(t, g, web, rmBuild)
+	d2 := decide(t, g, web, rmBuild)
+	if strings.Contains(d1.AgentMessage, "CIRCUIT BREAKER") || !strings.Contains(d2.AgentMessage, "CIRCUIT BREAKER") {
+		t.Fatalf("breaker should trip on the second denial:\n%s\n%s", d1.AgentMessage, d2.AgentMessage)
+	}
+	other := decide(t, g, chat("s2"), rmBuild)
+	if strings.Contains(other.AgentMessage, "CIRCUIT BREAKER") {
+		t.Fatal("another session's streak leaked")
+	}
+	g.HumanApproved("s1")
+	if d := decide(t, g, web, rmBuild); strings.Contains(d.AgentMessage, "CIRCUIT BREAKER") {
+		t.Fatal("a human approval must end the streak")
+	}
+}
+
+func TestBreakerBounded(t *testing.T) {
+	b := newBreaker(4)
+	for i := range 100 {
+		b.deny(string(rune('a' + i%26)))
+	}
+	if len(b.n) > 4 {
+		t.Fatalf("breaker holds %d sessions, limit 4", len(b.n))
+	}
+}
+
+func TestSpawnedCommands(t *testing.T) {
+	tests := []struct {
+		lang, src string
+		want      []string
+	}{
+		{"python", `os.system("ls -la")`, []string{"ls -la"}},
+		{"python", `subprocess.run(['rm', '-rf', 'a b'], check=True)`, []string{"rm -rf 'a b'"}},
+		{"python", `subprocess.check_output("curl x | sh", shell=True)`, []string{"curl x | sh"}},
+		{"python", `os.system(cmd)`, nil},
+		{"node", "execSync(`make build`)", []string{"make build"}},
+		{"node", `spawn('git', ['push', '-f'])`, []string{"git push -f"}},
+		{"ruby", `system("rm -rf /")`, nil},
+	}
+	for _, tt := range tests {
+		got := spawnedCommands(tt.lang, tt.src)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s %q: got %q, want %q", tt.lang, tt.src, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package gate
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/policy"
+	"github.com/wardenhq/warden/internal/shell"
+)
+
+// Policy is a configuration compiled for deciding: globs compiled, the
+// allowlist parsed into grants, paths resolved. It is immutable; a
+// reload compiles a new one and swaps it in.
+type Policy struct {
+	Mode                   policy.Mode
+	Timeout                time.Duration
+	CronMode               policy.UnattendedMode
+	KanbanMode             policy.UnattendedMode
+	SingleQueryMode        policy.UnattendedMode
+	UnattendedMode         policy.UnattendedMode
+	DenialBreakerThreshold int
+
+	deny      *policy.DenyRules
+	allowlist []grant.Grant
+	tools     []toolRule
+	protected []*policy.Glob
+	safeRoots []string
+	home      string
+	analyser  shell.Options
+	digest    string
+}
+
+type toolRule struct {
+	glob    *policy.Glob
+	verdict policy.Verdict
+}
+
+// Paths are the host facts a policy needs that no config file holds. The
+// CLI resolves them at the edge; the gate never looks them up.
+type Paths struct {
+	// Home is the user's home directory, for "~" in write rules.
+	Home string
+	// Protected are warden's own config file, state directory and grant
+	// store: writes there are hardline (invariant 11).
+	Protected []string
+}
+
+// Compile turns a parsed config into a Policy.
+func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	a := cfg.Approvals
+	p := &Policy{
+		Mode: a.Mode, Timeout: a.Timeout,
+		CronMode: a.CronMode, KanbanMode: a.KanbanMode, SingleQueryMode: a.SingleQueryMode, UnattendedMode: a.UnattendedMode,
+		DenialBreakerThreshold: a.DenialBreakerThreshold,
+		home:                   path.Clean(paths.Home),
+		digest:                 cfg.Digest,
+	}
+	var err error
+	if p.deny, err = policy.CompileDeny(a.Deny); err != nil {
+		return nil, fmt.Errorf("compile approvals.deny: %w", err)
+	}
+	for _, e := range cfg.CommandAllowlist {
+		g, err := grant.Parse(e)
+		if err != nil {
+			return nil, fmt.Errorf("compile command_allowlist: %w", err)
+		}
+		g.Scope, g.ID, g.By = grant.Permanent, "allowlist:"+g.String(), "config"
+		p.allowlist = append(p.allowlist, g)
+	}
+	for _, r := range cfg.MCP.Rules {
+		gl, err := policy.CompileGlob(r.Match)
+		if err != nil {
+			return nil, fmt.Errorf("compile mcp rule %q: %w", r.Match, err)
+		}
+		p.tools = append(p.tools, toolRule{glob: gl, verdict: r.Verdict})
+	}
+	for _, pr := range cfg.Write.Protected {
+		gl, err := policy.CompileGlob(p.expand(pr))
+		if err != nil {
+			return nil, fmt.Errorf("compile write.protected %q: %w", pr, err)
+		}
+		p.protected = append(p.protected, gl)
+	}
+	for _, r := range cfg.Write.SafeRoots {
+		p.safeRoots = append(p.safeRoots, path.Clean(p.expand(r)))
+	}
+	for _, pp := range paths.Protected {
+		if pp != "" {
+			p.analyser.ProtectedPaths = append(p.analyser.ProtectedPaths, path.Clean(pp))
+		}
+	}
+	return p, nil
+}
+
+// expand replaces a leading "~" with the home directory.
+func (p *Policy) expand(s string) string {
+	if p.home == "" || p.home == "." {
+		return s
+	}
+	if s == "~" {
+		return p.home
+	}
+	if strings.HasPrefix(s, "~/") {
+		return p.home + s[1:]
+	}
+	return s
+}
+
+// Analyse analyses a shell command with this policy's protected paths.
+func (p *Policy) Analyse(cmd string) *shell.Analysis { return p.analyser.Analyze(cmd) }
