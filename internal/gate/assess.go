@@ -29,10 +29,17 @@ type assessment struct {
 	// covered by class grants only.
 	shells []*shell.Analysis
 	extra  []string
+	// exact is the action's exact-grant key (grant.ExactKey).
+	exact string
 }
 
 // covered reports whether grants cover every finding and extra class.
 func (as *assessment) covered(gs []grant.Grant, session string, now time.Time) ([]grant.Grant, bool) {
+	if as.kind != action.Shell && as.exact != "" {
+		if g, ok := grant.CoverExact(gs, as.exact, session, now); ok {
+			return []grant.Grant{g}, true
+		}
+	}
 	var used []grant.Grant
 	for _, a := range as.shells {
 		if len(a.Findings) == 0 {

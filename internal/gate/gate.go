@@ -111,6 +111,7 @@ func (g *Gate) Decide(ctx context.Context, act action.Action) (d Decision, err e
 	if err != nil {
 		return failed(t.decision(), err), err
 	}
+	as.exact = grant.ExactKey(act)
 	d = t.decision()
 	d.Classes, d.Analysis = as.classes, as.analysis
 	if as.floor != "" {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -206,4 +207,31 @@ func contains(list []Grant, g Grant) bool {
 		}
 	}
 	return false
+}
+
+// ExactKey is the exact-grain pattern of an action: the normalised
+// command line for shell, and a kind-qualified key for the others, so an
+// "exact" approval of an MCP tool or a write covers that one thing.
+func ExactKey(a action.Action) string {
+	switch a.Kind {
+	case action.Shell:
+		return Normalize(a.Command)
+	case action.MCP:
+		return "mcp:" + a.Server + "/" + a.Tool
+	case action.Plugin:
+		return "plugin:" + a.Plugin + "/" + a.RuleKey
+	case action.Write:
+		return "write:" + a.Path
+	}
+	return string(a.Kind) + ":" + a.Digest()
+}
+
+// CoverExact reports a live exact grant for key.
+func CoverExact(grants []Grant, key, session string, now time.Time) (Grant, bool) {
+	for _, g := range grants {
+		if g.Grain == Exact && g.Pattern == key && g.live(session, now) {
+			return g, true
+		}
+	}
+	return Grant{}, false
 }

@@ -1112,7 +1112,7 @@ func (w *walker) structural() {
 			continue
 		}
 		if j, ok := made[path.Clean(c.Argv[0].Value)]; ok {
-			w.find(i, clsChmodRun, w.a.Commands[j].Span.join(c.Span))
+			w.find(-1, clsChmodRun, w.a.Commands[j].Span.join(c.Span))
 		}
 	}
 }

@@ -446,16 +446,16 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 	for p := starts[0]; p < prevEnd; p++ {
 		if fetchers[w.a.Commands[p].key()] {
 			if k := cmd.key(); k == "iex" || k == "invoke-expression" {
-				w.find(c, clsWinRemote, w.a.Commands[p].Span.join(cmd.Span))
+				w.find(-1, clsWinRemote, w.a.Commands[p].Span.join(cmd.Span))
 				return
 			}
-			w.find(c, clsRemotePipe, w.a.Commands[p].Span.join(cmd.Span))
+			w.find(-1, clsRemotePipe, w.a.Commands[p].Span.join(cmd.Span))
 			return
 		}
 	}
 	for p := starts[0]; p < prevEnd; p++ {
 		if isDecoder(&w.a.Commands[p]) {
-			w.find(c, clsDecodeExec, w.a.Commands[p].Span.join(cmd.Span))
+			w.find(-1, clsDecodeExec, w.a.Commands[p].Span.join(cmd.Span))
 			return
 		}
 	}
@@ -465,10 +465,10 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 			w.payload(w.meta[prevStart].output, appendVia(cmd.Via, cmd.Name()+" <pipe"), w.a.Commands[prevStart].Span, -1, stdin{})
 			return
 		}
-		w.find(c, clsInlineCode, cmd.Span)
+		w.find(-1, clsInlineCode, cmd.Span)
 		return
 	}
-	w.find(c, clsStdinShell, cmd.Span)
+	w.find(-1, clsStdinShell, cmd.Span)
 }
 
 // join returns the smallest span covering both.

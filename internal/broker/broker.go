@@ -1,0 +1,406 @@
+// Package broker holds questions to humans. A Request belongs to one
+// session and is shown only on that session's surfaces; it ends exactly
+// once — answered, denied, expired or withdrawn — by a compare-and-swap
+// in the store, and the waiter wakes with that one outcome. Owners
+// without a live answer channel never get here: they are decided by
+// their mode at once.
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/shell"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// Sentinel errors.
+var (
+	// ErrNotPending: the request already ended; a late answer must be
+	// told so, never "approved".
+	ErrNotPending = store.ErrNotPending
+	// ErrNoChannel: the owner has no live answer channel, so no human
+	// can be asked (invariant 9).
+	ErrNoChannel = errors.New("no answer channel for this owner")
+	// ErrClosed: the broker is shutting down.
+	ErrClosed = errors.New("broker closed")
+)
+
+// Options configure a Broker.
+type Options struct {
+	Requests store.Requests
+	// Grants records session and always approvals; nil records none.
+	Grants store.Grants
+	// Host identifies this process; requests it holds carry it.
+	Host string
+	// Timeout is the default wait for a human.
+	Timeout time.Duration
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// Broker routes questions to humans and wakes their askers.
+type Broker struct {
+	o   Options
+	log *slog.Logger
+
+	mu      sync.Mutex
+	closed  bool
+	waiters map[string]*waiter      // request id → its waiter
+	leaders map[coalesceKey]*waiter // identical pending questions
+	subs    map[*sub]struct{}
+	ids     *ulid.MonotonicEntropy
+}
+
+type coalesceKey struct{ session, digest string }
+
+// waiter is a live asker.
+type waiter struct {
+	id    string
+	key   coalesceKey
+	done  chan struct{} // closed once final is set
+	final store.Request
+}
+
+// New returns a Broker.
+func New(o Options) *Broker {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Broker{
+		o: o, log: o.Logger.With("component", "broker"),
+		waiters: map[string]*waiter{}, leaders: map[coalesceKey]*waiter{}, subs: map[*sub]struct{}{},
+		ids: ulid.Monotonic(rand.Reader, 0),
+	}
+}
+
+// Question is what an asker needs a human to decide.
+type Question struct {
+	Owner  owner.Owner
+	Action action.Action
+	// Classes and Rule come from the gate's decision; Analysis is the
+	// shell analysis if the action has one.
+	Classes  []string
+	Rule     string
+	Analysis *shell.Analysis
+	// Timeout overrides the broker's default.
+	Timeout time.Duration
+}
+
+// Approved reports whether a final request lets its action run.
+func Approved(r store.Request) bool { return r.State == store.Answered }
+
+// Ask puts a question to the owner's session and waits for its one
+// outcome: answered, denied, expired (the deadline passed) or withdrawn
+// (ctx ended, the session ended, the host stopped). Identical concurrent
+// questions of one session share one request; a "once" answer covers
+// only the first asker, so the others ask again.
+func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
+	if !q.Owner.Attended() {
+		return store.Request{}, ErrNoChannel
+	}
+	session := q.Owner.SessionKey()
+	if session == "" {
+		return store.Request{}, fmt.Errorf("%w: owner %s has no session key", ErrNoChannel, q.Owner)
+	}
+	key := coalesceKey{session, q.Action.Digest()}
+	for {
+		w, leader, err := b.join(ctx, key, q)
+		if err != nil {
+			return store.Request{}, err
+		}
+		final := b.wait(ctx, w, q, leader)
+		if !leader && final.State == store.Answered && final.Scope == store.Once {
+			continue // once is once: ask again for this action
+		}
+		return final, nil
+	}
+}
+
+// join becomes the leader of a new request, or follows an identical
+// pending one.
+func (b *Broker) join(ctx context.Context, key coalesceKey, q Question) (*waiter, bool, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, false, ErrClosed
+	}
+	if w, ok := b.leaders[key]; ok {
+		b.mu.Unlock()
+		return w, false, nil
+	}
+	now := b.o.Now()
+	timeout := q.Timeout
+	if timeout <= 0 {
+		timeout = b.o.Timeout
+	}
+	id := ulid.MustNew(ulid.Timestamp(now), b.ids).String()
+	w := &waiter{id: id, key: key, done: make(chan struct{})}
+	b.waiters[id] = w
+	b.leaders[key] = w
+	b.mu.Unlock()
+
+	r, err := b.request(id, q, now, now.Add(timeout))
+	if err == nil {
+		err = b.o.Requests.CreateRequest(ctx, r)
+	}
+	if err != nil {
+		b.mu.Lock()
+		delete(b.waiters, id)
+		delete(b.leaders, key)
+		b.mu.Unlock()
+		return nil, false, fmt.Errorf("create request: %w", err)
+	}
+	b.publish(Event{Type: Created, Request: r})
+	b.log.InfoContext(ctx, "request pending", "id", id, "session", key.session, "owner", r.OwnerText)
+	return w, true, nil
+}
+
+func (b *Broker) request(id string, q Question, now, deadline time.Time) (store.Request, error) {
+	ownerJSON, err := json.Marshal(q.Owner)
+	if err != nil {
+		return store.Request{}, err
+	}
+	var analysis json.RawMessage
+	if q.Analysis != nil {
+		if analysis, err = json.Marshal(q.Analysis); err != nil {
+			return store.Request{}, err
+		}
+	}
+	return store.Request{
+		ID: id, Session: q.Owner.SessionKey(), Owner: ownerJSON, OwnerText: q.Owner.String(),
+		Action: q.Action, Digest: q.Action.Digest(), Classes: q.Classes, Analysis: analysis, Rule: q.Rule,
+		Created: now, Deadline: deadline, Host: b.o.Host, State: store.Pending,
+	}, nil
+}
+
+// wait blocks until the request ends. A leader ends it itself on its
+// deadline or when its ctx ends; the first resolution wins either way.
+func (b *Broker) wait(ctx context.Context, w *waiter, q Question, leader bool) store.Request {
+	if !leader {
+		select {
+		case <-w.done:
+			return w.final
+		case <-ctx.Done():
+			// A follower leaving does not end the leader's question.
+			return store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}
+		}
+	}
+	var deadline time.Time
+	if r, err := b.o.Requests.GetRequest(context.WithoutCancel(ctx), w.id); err == nil {
+		deadline = r.Deadline
+	} else {
+		deadline = b.o.Now().Add(b.o.Timeout)
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-w.done:
+		return w.final
+	case <-timer.C:
+		b.end(context.WithoutCancel(ctx), w.id, store.Resolution{State: store.Expired, Reason: "no answer before the deadline", At: b.o.Now()})
+	case <-ctx.Done():
+		b.end(context.WithoutCancel(ctx), w.id, store.Resolution{State: store.Withdrawn, Reason: causeOf(ctx), At: b.o.Now()})
+	}
+	<-w.done
+	return w.final
+}
+
+func causeOf(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil {
+		return c.Error()
+	}
+	return "asker went away"
+}
+
+// end resolves a request on the asker's behalf; losing the race to a
+// human's answer is fine.
+func (b *Broker) end(ctx context.Context, id string, res store.Resolution) {
+	if _, err := b.resolve(ctx, id, res, ""); err != nil && !errors.Is(err, ErrNotPending) {
+		// The store refused: wake the waiter anyway, as withdrawn, so no
+		// asker hangs. Nothing ran, so failing closed is safe.
+		b.log.ErrorContext(ctx, "end request", "id", id, "err", err)
+		b.wake(store.Request{ID: id, State: store.Withdrawn, Reason: "store error: " + err.Error()})
+	}
+}
+
+// Answer is a human's decision on one request.
+type Answer struct {
+	// Approve is false for a denial.
+	Approve bool
+	Scope   store.Scope // once, session or always (approvals only)
+	Grain   grant.Grain // exact, prefix or class (session and always)
+	// Pattern overrides the grant pattern for the prefix grain; empty
+	// derives it from the command.
+	Pattern string
+	By      string
+	Surface string
+	// Reason is a denial's reason, shown to the agent.
+	Reason string
+}
+
+// Resolve answers one request. An answer to a request that already ended
+// returns ErrNotPending with the request as it ended.
+func (b *Broker) Resolve(ctx context.Context, id string, a Answer) (store.Request, error) {
+	res := store.Resolution{State: store.Denied, By: a.By, Surface: a.Surface, Reason: a.Reason, At: b.o.Now()}
+	if a.Approve {
+		res.State, res.Scope, res.Reason = store.Answered, a.Scope, ""
+		if res.Scope == "" {
+			res.Scope = store.Once
+		}
+		if res.Scope != store.Once {
+			res.Grain = a.Grain
+			if res.Grain == "" {
+				res.Grain = grant.Exact
+			}
+		}
+	}
+	return b.resolve(ctx, id, res, a.Pattern)
+}
+
+// resolve is the one compare-and-swap every ending goes through.
+func (b *Broker) resolve(ctx context.Context, id string, res store.Resolution, pattern string) (store.Request, error) {
+	if res.At.IsZero() {
+		res.At = b.o.Now()
+	}
+	r, err := b.o.Requests.ResolveRequest(ctx, id, res)
+	if err != nil {
+		return r, err
+	}
+	if r.State == store.Answered && r.Scope != store.Once && b.o.Grants != nil {
+		gs, _ := grantFor(r, pattern)
+		for _, g := range gs {
+			if err := b.o.Grants.AddGrant(ctx, g); err != nil {
+				// The approval stands for this action; the grant is lost.
+				b.log.ErrorContext(ctx, "record grant", "id", id, "err", err)
+			}
+		}
+	}
+	b.wake(r)
+	b.publish(Event{Type: Ended, Request: r})
+	b.log.InfoContext(ctx, "request ended", "id", id, "state", r.State, "scope", r.Scope, "by", r.By, "surface", r.Surface)
+	return r, nil
+}
+
+// wake hands the final row to a local waiter, if this host has one.
+func (b *Broker) wake(r store.Request) {
+	b.mu.Lock()
+	w, ok := b.waiters[r.ID]
+	if ok {
+		delete(b.waiters, r.ID)
+		if b.leaders[w.key] == w {
+			delete(b.leaders, w.key)
+		}
+	}
+	b.mu.Unlock()
+	if ok {
+		w.final = r
+		close(w.done)
+	}
+}
+
+// Wake is for hosts sharing a store: another host ended a request this
+// host's waiter holds.
+func (b *Broker) Wake(ctx context.Context, id string) {
+	r, err := b.o.Requests.GetRequest(ctx, id)
+	if err == nil && r.State != store.Pending {
+		b.wake(r)
+	}
+}
+
+// ResolveOldest answers the oldest pending request of a session.
+func (b *Broker) ResolveOldest(ctx context.Context, session string, a Answer) (store.Request, error) {
+	pending, err := b.o.Requests.PendingRequests(ctx, session)
+	if err != nil {
+		return store.Request{}, err
+	}
+	if len(pending) == 0 {
+		return store.Request{}, ErrNotPending
+	}
+	return b.Resolve(ctx, pending[0].ID, a)
+}
+
+// ResolveAll answers every pending request of a session and returns the
+// ones it ended.
+func (b *Broker) ResolveAll(ctx context.Context, session string, a Answer) ([]store.Request, error) {
+	pending, err := b.o.Requests.PendingRequests(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Request
+	for _, p := range pending {
+		r, err := b.Resolve(ctx, p.ID, a)
+		if errors.Is(err, ErrNotPending) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Pending lists pending requests, oldest first; session "" means all.
+func (b *Broker) Pending(ctx context.Context, session string) ([]store.Request, error) {
+	return b.o.Requests.PendingRequests(ctx, session)
+}
+
+// EndSession withdraws a session's pending requests and wakes their
+// askers.
+func (b *Broker) EndSession(ctx context.Context, session, cause string) error {
+	pending, err := b.o.Requests.PendingRequests(ctx, session)
+	if err != nil {
+		return err
+	}
+	for _, p := range pending {
+		b.end(ctx, p.ID, store.Resolution{State: store.Withdrawn, Reason: cause})
+	}
+	return nil
+}
+
+// Recover withdraws the pending requests of earlier hosts: their askers
+// are gone, so nobody may answer them into "approved".
+func (b *Broker) Recover(ctx context.Context) (int, error) {
+	return b.o.Requests.WithdrawHostRequests(ctx, b.o.Host, store.Resolution{State: store.Withdrawn, Reason: "host restarted", At: b.o.Now()})
+}
+
+// Close withdraws every request this host holds, with cause, and refuses
+// new ones.
+func (b *Broker) Close(ctx context.Context, cause string) {
+	b.mu.Lock()
+	b.closed = true
+	ids := make([]string, 0, len(b.waiters))
+	for id := range b.waiters {
+		ids = append(ids, id)
+	}
+	b.mu.Unlock()
+	slices.Sort(ids)
+	for _, id := range ids {
+		b.end(ctx, id, store.Resolution{State: store.Withdrawn, Reason: cause})
+	}
+	b.mu.Lock()
+	for s := range b.subs {
+		close(s.ch)
+		delete(b.subs, s)
+	}
+	b.mu.Unlock()
+}
