@@ -60,12 +60,7 @@ func (w *walker) resolve(word *syntax.Word) []Arg {
 			w.unquotedLit(&b, &cur, p.Value)
 		case *syntax.SglQuoted:
 			if p.Dollar {
-				s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{p}})
-				if err != nil {
-					cur.Static = false
-					s = w.text(p.Pos(), p.End())
-				}
-				b.WriteString(s)
+				b.WriteString(ansiC(p.Value))
 			} else {
 				b.WriteString(p.Value)
 			}
