@@ -103,6 +103,10 @@ type Question struct {
 	Analysis *shell.Analysis
 	// Timeout overrides the broker's default.
 	Timeout time.Duration
+	// Notify, if set, is called with the pending request once it exists
+	// (or with the identical one this question joined), so an asker can
+	// say where to answer.
+	Notify func(store.Request)
 }
 
 // Approved reports whether a final request lets its action run.
@@ -126,6 +130,11 @@ func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
 		w, leader, err := b.join(ctx, key, q)
 		if err != nil {
 			return store.Request{}, err
+		}
+		if q.Notify != nil {
+			if r, err := b.o.Requests.GetRequest(ctx, w.id); err == nil {
+				q.Notify(r)
+			}
 		}
 		final := b.wait(ctx, w, q, leader)
 		if !leader && final.State == store.Answered && final.Scope == store.Once {

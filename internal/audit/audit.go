@@ -1,0 +1,74 @@
+// Package audit turns decisions into audit records: who (the owner, all
+// fields and lineage), what (the action, secrets redacted for display,
+// the SHA-256 of the exact payload kept), the verdict, the deciding rule,
+// the answering human and surface, and when. The store chains and keeps
+// them; this package only builds them.
+package audit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"regexp"
+	"time"
+
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// secrets matches credentials in command lines and code. The display
+// copy hides them; the hash still pins the exact payload.
+var secrets = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)((?:api[_-]?key|token|secret|password|passwd|pwd|auth|credential)[a-z0-9_-]*\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s'"]+)`),
+	regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic|token)\s+)([^\s'"]+)`),
+	regexp.MustCompile(`(?i)(-u\s+[^:\s]+:)([^\s'"@]+)`),
+	regexp.MustCompile(`(://[^:/\s]+:)([^@/\s]+)(@)`),
+	regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20})\b`),
+}
+
+// Redact hides credentials in s for display.
+func Redact(s string) string {
+	for i, re := range secrets {
+		switch i {
+		case 3:
+			s = re.ReplaceAllString(s, "${1}***${3}")
+		case 4:
+			s = re.ReplaceAllString(s, "***")
+		default:
+			s = re.ReplaceAllString(s, "${1}***")
+		}
+	}
+	return s
+}
+
+// Record builds the audit record of one decision. req is the request a
+// human answered, if any.
+func Record(now time.Time, o owner.Owner, act action.Action, d gate.Decision, req *store.Request) store.Decision {
+	ownerJSON, _ := json.Marshal(o)
+	payload := act.Payload()
+	sum := sha256.Sum256([]byte(payload))
+	rec := store.Decision{
+		Time: now.UTC(), Session: o.SessionKey(), Owner: ownerJSON, OwnerText: o.String(),
+		Kind: act.Kind, Payload: Redact(payload), PayloadHash: hex.EncodeToString(sum[:]),
+		Classes: d.Classes, Verdict: string(d.Verdict), Rule: d.Rule,
+	}
+	if !o.Valid() {
+		rec.OwnerText, rec.Owner = "", json.RawMessage("null")
+	}
+	if req != nil {
+		rec.RequestID, rec.By, rec.Surface = req.ID, req.By, req.Surface
+		rec.Reason = req.Reason
+		rec.Rule = gate.RuleHuman
+		switch req.State {
+		case store.Answered:
+			rec.Verdict = string(gate.Allow)
+			rec.Rule = gate.RuleHuman + "." + string(req.Scope)
+		default:
+			rec.Verdict = string(gate.Deny)
+			rec.Rule = gate.RuleHuman + "." + string(req.State)
+		}
+	}
+	return rec
+}

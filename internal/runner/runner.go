@@ -1,0 +1,155 @@
+// Package runner is the one path an action takes in the host: the gate
+// decides as the owner in the context; the decision is audited; if a
+// human must answer, the broker asks on the owner's surfaces and the
+// answer is audited too; only then does the action run. Nothing runs
+// whose decision was not written first (invariant 8).
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/audit"
+	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/tools"
+)
+
+// Options configure a Runner.
+type Options struct {
+	Gate *gate.Gate
+	// Broker asks humans; nil means nobody can be asked, so an ask is a
+	// deny.
+	Broker   *broker.Broker
+	Audit    store.Audit
+	Terminal tools.Terminal
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+// Runner authorises and runs actions.
+type Runner struct {
+	o   Options
+	log *slog.Logger
+}
+
+// New returns a Runner.
+func New(o Options) *Runner {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{o: o, log: o.Logger.With("component", "runner")}
+}
+
+// Outcome is the end of authorisation.
+type Outcome struct {
+	Decision gate.Decision
+	// Request is the question a human answered (or that expired or was
+	// withdrawn), if one was asked.
+	Request *store.Request
+	Allowed bool
+	// Message tells a denied agent what happened; for a human's denial it
+	// carries the human's reason.
+	Message string
+}
+
+// Authorize decides act as the owner bound to ctx, asks a human when the
+// gate says so, and audits every decision before returning. It runs
+// nothing. onPending, if set, hears about the pending request.
+func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending func(store.Request)) (Outcome, error) {
+	o, _ := owner.From(ctx)
+	d, derr := r.o.Gate.Decide(ctx, act)
+	if derr != nil {
+		r.log.WarnContext(ctx, "gate failed closed", "err", derr)
+	}
+	out := Outcome{Decision: d}
+	if err := r.record(ctx, o, act, d, nil); err != nil {
+		return denied(out, err), err
+	}
+	switch d.Verdict {
+	case gate.Allow:
+		out.Allowed = true
+		return out, nil
+	case gate.Deny:
+		out.Message = d.AgentMessage
+		return out, nil
+	}
+	if r.o.Broker == nil {
+		err := fmt.Errorf("ask %s: %w", o, broker.ErrNoChannel)
+		return denied(out, err), err
+	}
+	req, err := r.o.Broker.Ask(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: d.Analysis, Timeout: r.o.Gate.Policy().Timeout, Notify: onPending})
+	if err != nil {
+		return denied(out, err), err
+	}
+	out.Request = &req
+	if err := r.record(ctx, o, act, d, &req); err != nil {
+		return denied(out, err), err
+	}
+	out.Allowed = broker.Approved(req)
+	if out.Allowed {
+		r.o.Gate.HumanApproved(o.SessionKey())
+	} else {
+		out.Message = humanMessage(req, d)
+	}
+	return out, nil
+}
+
+// record writes the audit record; a failure blocks the action.
+func (r *Runner) record(ctx context.Context, o owner.Owner, act action.Action, d gate.Decision, req *store.Request) error {
+	if r.o.Audit == nil {
+		return errors.New("no audit log")
+	}
+	if _, err := r.o.Audit.AppendDecision(context.WithoutCancel(ctx), audit.Record(r.o.Now(), o, act, d, req)); err != nil {
+		return fmt.Errorf("audit decision: %w", err)
+	}
+	return nil
+}
+
+func denied(out Outcome, err error) Outcome {
+	out.Allowed = false
+	out.Message = "warden blocked this action: it could not be authorised (" + err.Error() + "). Do not retry it or variations of it; tell the user."
+	return out
+}
+
+// humanMessage tells the agent how a question ended without approval.
+// A timeout or withdrawal is never reported as the user's denial.
+func humanMessage(req store.Request, d gate.Decision) string {
+	what := "this action"
+	if d.Analysis != nil {
+		what = "`" + d.Analysis.Input + "`"
+	}
+	switch req.State {
+	case store.Denied:
+		msg := "The user denied " + what + "."
+		if req.Reason != "" {
+			msg += " Their reason: " + req.Reason + "."
+		}
+		return msg + " Do not retry it or variations of it."
+	case store.Expired:
+		return "Nobody answered the approval request for " + what + " in time, so it was not run; silence is not consent. Do not retry it or variations of it; tell the user it needs their approval."
+	}
+	return "The approval request for " + what + " was withdrawn (" + req.Reason + "); the user did not answer it. It was not run. Do not retry it automatically."
+}
+
+// Shell authorises a shell command as the owner in ctx and, if allowed,
+// runs it, streaming its output. It returns the command's exit code, or
+// -1 when it did not run.
+func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (Outcome, int, error) {
+	out, err := r.Authorize(ctx, action.NewShell(command).In(dir), onPending)
+	if err != nil || !out.Allowed {
+		return out, -1, err
+	}
+	code, err := r.o.Terminal.Run(ctx, command, dir, stdout, stderr)
+	return out, code, err
+}
