@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -24,6 +25,8 @@ type checkOptions struct {
 	catalogue bool
 	config    string
 	color     string
+	// as is the owner notation of --as; "" when the run decides nothing.
+	as string
 	// maxLine caps one --jsonl input line; zero means defaultMaxLine.
 	// Tests lower it to exercise the over-long-line path cheaply.
 	maxLine int
@@ -57,12 +60,40 @@ Verdicts:
              malformed take precedence, and the report names the rule
 
 --json prints one object (shape in README.md, "warden check --json").
---jsonl reads one JSON object per line from stdin, {"cmd": "…"} (other
-fields are ignored), and writes one line per input line, in order:
-{"cmd": …, "verdict": …, "classes": [keys…]} plus "deny_rule" when a rule
-matched. A line that is not valid JSON, has no string "cmd", or is over
-1 MiB yields {"error": "line N: …"} in its place. --jsonl exits 0 unless it
-cannot read its input or write its output.
+--jsonl reads one JSON object per line from stdin, {"cmd": "…"} and
+optionally "as": "OWNER" (other fields are ignored), and writes one line
+per input line, in order: {"cmd": …, "verdict": …, "classes": [keys…]}
+plus "deny_rule" when a rule matched, and "decision" and "rule" when the
+line has "as". A line that is not valid JSON, has no string "cmd", has a
+bad "as", or is over 1 MiB yields {"error": "line N: …"} in its place.
+--jsonl exits 0 unless it cannot read its input or write its output.
+
+With --as OWNER, check also runs the gate's decision table for that
+owner and prints the whole path: every row, its outcome and detail, the
+row that decided, the decision (allow, ask or deny) and its rule id. The
+policy is that of --config (approvals modes, deny rules,
+command_allowlist), or the built-in defaults without --config (the
+default config file is not read); nothing else a host would know (session
+grants, yolo, a guardian) applies. OWNER is written:
+
+  cli                           an interactive terminal session
+  gateway:PLATFORM/CHAT[/USER]  a chat session, e.g. gateway:web/KEY
+  external:AGENT[/SESSION]      an external agent using warden as its hook
+  subagent[:ID]                 an agent delegated by another owner
+  cron:JOB                      a scheduled run (cron_mode)
+  kanban:TASK                   a kanban worker (kanban_mode)
+  single_query                  a one-shot run (single_query_mode)
+  api, webhook                  callers without a channel (unattended_mode)
+  internal                      warden's own housekeeping
+
+Any owner may add ",session=KEY" (its session key). A lineage is written
+parent first: kanban:T1>cron:J1 is a cron run started by a kanban worker,
+and gets the most restrictive mode along it. A real answer channel exists
+only inside the host, so --as simulates one (surface "check") for the
+kinds a human can be behind (cli, gateway, external, subagent); the
+others stay without one and resolve from their modes at once. With --as
+the exit status follows the decision: 0 allow, 1 ask, 2 deny. --json adds
+"as", "decision", "rule", "steps" and "agent_message" to the report.
 
 --catalogue lists every class key, its tier and its description.
 
@@ -73,6 +104,8 @@ const checkExample = `  warden check -- 'rm -rf /'                 # hardline, e
   warden check -- 'git commit -m "rm -rf /"' # safe: quoted data is data
   warden check --json -- 'curl -fsSL x | sh'
   warden check --config warden.yaml -- terraform destroy
+  warden check --as cron:nightly -- rm -rf build  # deny unless cron_mode: approve
+  warden check --as 'kanban:T1>cron:J1' --config warden.yaml --json -- git push --force
   printf '{"cmd":"ls"}\n{"cmd":"reboot"}\n' | warden check --jsonl
   warden check --catalogue`
 
@@ -80,7 +113,7 @@ const checkExample = `  warden check -- 'rm -rf /'                 # hardline, e
 func newCheckCmd() *cobra.Command {
 	var opts checkOptions
 	cmd := &cobra.Command{
-		Use: "check [--json | --jsonl] [--config FILE] -- COMMAND...",
+		Use: "check [--json | --jsonl] [--as OWNER] [--config FILE] -- COMMAND...",
 		// Use already shows the flags; cobra would append "[flags]"
 		// after COMMAND, where flags are not taken.
 		DisableFlagsInUseLine: true,
@@ -98,7 +131,8 @@ func newCheckCmd() *cobra.Command {
 	f.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
 	f.BoolVar(&opts.jsonl, "jsonl", false, `read {"cmd": …} lines from stdin, write one JSON result per line`)
 	f.BoolVar(&opts.catalogue, "catalogue", false, "list every class key, tier and description")
-	f.StringVar(&opts.config, "config", "", "apply the deny rules (approvals.deny) of this config `FILE`")
+	f.StringVar(&opts.config, "config", "", "apply the deny rules (approvals.deny) of this config `FILE`; with --as or --jsonl \"as\", its whole policy")
+	f.StringVar(&opts.as, "as", "", "run the gate's decision table as `OWNER` (cli, gateway:web/KEY, cron:JOB, kanban:T1>cron:J1, …)")
 	f.StringVar(&opts.color, "color", "auto", "highlight findings: auto (when stdout is a terminal), always or never")
 	return cmd
 }
@@ -108,14 +142,16 @@ func (o checkOptions) validate(args []string) error {
 	switch {
 	case o.color != "auto" && o.color != "always" && o.color != "never":
 		return usageError{fmt.Errorf("--color must be auto, always or never, not %q", o.color)}
-	case o.catalogue && (o.jsonl || o.config != "" || len(args) > 0):
-		return usageError{errors.New("--catalogue takes no COMMAND and no --jsonl or --config")}
+	case o.catalogue && (o.jsonl || o.config != "" || o.as != "" || len(args) > 0):
+		return usageError{errors.New("--catalogue takes no COMMAND and no --jsonl, --config or --as")}
 	case o.catalogue:
 		return nil
 	case o.json && o.jsonl:
 		return usageError{errors.New("--json and --jsonl cannot be combined")}
 	case o.jsonl && len(args) > 0:
 		return usageError{errors.New("--jsonl reads commands from stdin and takes no COMMAND")}
+	case o.jsonl && o.as != "":
+		return usageError{errors.New(`--jsonl takes the owner from each line ({"cmd": …, "as": "OWNER"}), not from --as`)}
 	case !o.jsonl && len(args) == 0:
 		return usageError{errors.New("missing COMMAND (warden check -- COMMAND...)")}
 	}
@@ -130,19 +166,33 @@ func runCheck(ctx context.Context, opts checkOptions, args []string, stdin io.Re
 	if opts.catalogue {
 		return writeCatalogue(stdout, opts.json)
 	}
-	deny, err := loadDenyRules(opts.config, stderr)
+	// A bad OWNER is the caller's mistake: report it before touching the
+	// config, so that it is not hidden behind a config error.
+	var as owner.Owner
+	if opts.as != "" {
+		var err error
+		if as, err = parseAs(opts.as); err != nil {
+			return asUsageError(err)
+		}
+	}
+	// Any --jsonl line may carry "as", so a --jsonl run compiles the
+	// policy too: once, before the first line.
+	rules, err := loadRules(opts.config, opts.jsonl || opts.as != "", stderr)
 	if err != nil {
 		return err
 	}
 	if opts.jsonl {
-		return checkJSONL(ctx, stdin, stdout, deny, opts.maxLine)
+		return checkJSONL(ctx, stdin, stdout, rules, opts.maxLine)
 	}
 
 	line, err := joinCommand(args)
 	if err != nil {
 		return usageError{err}
 	}
-	res := evaluate(line, deny)
+	if opts.as != "" {
+		return checkAs(ctx, opts, rules, as, line, stdout)
+	}
+	res := evaluate(line, rules.deny)
 	if opts.json {
 		err = writeCheckJSON(stdout, res)
 	} else {
@@ -181,7 +231,8 @@ type denyMatcher interface {
 	Match(projections []string) (glob string, ok bool)
 }
 
-// checkResult is one analysed command line with the user's rules applied.
+// checkResult is one analysed command line with the user's rules applied,
+// and with --as the gate's decision for that owner.
 type checkResult struct {
 	cmd      string
 	analysis *shell.Analysis
@@ -189,15 +240,22 @@ type checkResult struct {
 	// denyRule is the deny glob that matched, or "" when none did. It is
 	// reported even when a hardline or malformed verdict takes precedence.
 	denyRule string
+	// as is set with --as: the owner decided for and the decision.
+	as *asResult
 }
 
 // evaluate analyses line and applies deny (which may be nil).
+func evaluate(line string, deny denyMatcher) checkResult {
+	return evaluateAnalysis(line, shell.Analyze(line), deny)
+}
+
+// evaluateAnalysis applies deny (which may be nil) to a, the analysis of
+// line.
 //
 // A deny match makes the verdict "denied" unless the analysis is malformed
 // or hardline: those are already blocked and their verdict says more about
 // why, and a user rule must never turn a hardline into something weaker.
-func evaluate(line string, deny denyMatcher) checkResult {
-	a := shell.Analyze(line)
+func evaluateAnalysis(line string, a *shell.Analysis, deny denyMatcher) checkResult {
 	res := checkResult{cmd: line, analysis: a, verdict: string(a.Verdict)}
 	if deny != nil {
 		if glob, ok := deny.Match(a.Projections()); ok {

@@ -27,6 +27,34 @@ type checkReport struct {
 	DenyRule *string       `json:"deny_rule"`
 }
 
+// checkAsReport is the output of warden check --as --json: the check
+// report unchanged (its "verdict" is still the analysis verdict), then
+// the gate's decision for the owner.
+type checkAsReport struct {
+	checkReport
+	// As is the owner, in the notation (canonical form of --as).
+	As string `json:"as"`
+	// Decision is the gate's verdict: allow, ask or deny.
+	Decision string `json:"decision"`
+	// Rule is the stable id of the row that decided (floor.hardline,
+	// human, unattended.cron_mode, …).
+	Rule string `json:"rule"`
+	// Steps are the rows of the decision table, in order.
+	Steps []stepJSON `json:"steps"`
+	// AgentMessage is what the agent would be told: set for deny, null
+	// otherwise.
+	AgentMessage *string `json:"agent_message"`
+}
+
+// stepJSON is one row of the decision path.
+type stepJSON struct {
+	N    int    `json:"n"`
+	Name string `json:"name"`
+	// Outcome is pass, skip, decided or "not reached".
+	Outcome string  `json:"outcome"`
+	Detail  *string `json:"detail"`
+}
+
 type classJSON struct {
 	Key         string `json:"key"`
 	Tier        string `json:"tier"`
@@ -78,6 +106,9 @@ type jsonlResult struct {
 	Verdict  string   `json:"verdict"`
 	Classes  []string `json:"classes"`
 	DenyRule string   `json:"deny_rule,omitempty"`
+	// Decision and Rule are set for a line with "as".
+	Decision string `json:"decision,omitempty"`
+	Rule     string `json:"rule,omitempty"`
 }
 
 // jsonlError is the output line for a bad input line.
@@ -165,8 +196,35 @@ func clampSpan(n int, sp shell.Span) (start, end int) {
 	return start, max(start, end)
 }
 
-// writeCheckJSON prints the --json report.
+// newAsReport is the --as --json report for res, which must hold a
+// decision.
+func newAsReport(res checkResult) checkAsReport {
+	d := res.as.decision
+	r := checkAsReport{
+		checkReport: newReport(res),
+		As:          res.as.owner.String(),
+		Decision:    string(d.Verdict),
+		Rule:        d.Rule,
+		Steps:       make([]stepJSON, 0, len(d.Steps)),
+	}
+	for _, s := range d.Steps {
+		sj := stepJSON{N: s.N, Name: s.Name, Outcome: s.Outcome}
+		if s.Detail != "" {
+			sj.Detail = new(s.Detail)
+		}
+		r.Steps = append(r.Steps, sj)
+	}
+	if d.AgentMessage != "" {
+		r.AgentMessage = new(d.AgentMessage)
+	}
+	return r
+}
+
+// writeCheckJSON prints the --json report, with the decision under --as.
 func writeCheckJSON(w io.Writer, res checkResult) error {
+	if res.as != nil {
+		return writeJSON(w, newAsReport(res), true)
+	}
 	return writeJSON(w, newReport(res), true)
 }
 

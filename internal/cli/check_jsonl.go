@@ -16,10 +16,14 @@ import (
 const defaultMaxLine = 1 << 20
 
 // checkJSONL is warden check --jsonl: one {"cmd": …} object per input line
-// in, one result object per line out, in order. A bad line becomes an
+// in, one result object per line out, in order. A line with "as": OWNER
+// is also decided by rules.gate for that owner. A bad line becomes an
 // {"error": …} line in its place, so output line N always answers input
 // line N. Only failing to read or write is an error.
-func checkJSONL(ctx context.Context, r io.Reader, w io.Writer, deny denyMatcher, maxLine int) error {
+//
+// rules is loaded once for the whole run; nil means no deny rules and no
+// policy, so every line with "as" is an error line.
+func checkJSONL(ctx context.Context, r io.Reader, w io.Writer, rules *checkRules, maxLine int) error {
 	if maxLine <= 0 {
 		maxLine = defaultMaxLine
 	}
@@ -56,7 +60,7 @@ func checkJSONL(ctx context.Context, r io.Reader, w io.Writer, deny denyMatcher,
 		case errors.Is(err, io.EOF) && len(line) == 0:
 			return flush(bw)
 		default:
-			out = checkLine(n, line, deny)
+			out = checkLine(ctx, n, line, rules)
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			_ = bw.Flush()
@@ -72,20 +76,21 @@ func checkJSONL(ctx context.Context, r io.Reader, w io.Writer, deny denyMatcher,
 }
 
 // checkLine answers one input line (with or without its newline).
-func checkLine(n int, line []byte, deny denyMatcher) any {
+func checkLine(ctx context.Context, n int, line []byte, rules *checkRules) any {
 	line = bytes.TrimRight(line, "\r\n")
 	if len(bytes.TrimSpace(line)) == 0 {
 		return jsonlError{Error: fmt.Sprintf("line %d: empty line", n)}
 	}
 	var in struct {
 		Cmd *string `json:"cmd"`
+		As  *string `json:"as"`
 	}
 	if err := json.Unmarshal(line, &in); err != nil {
 		// Type errors from encoding/json name Go types; say it in the
 		// input's terms instead.
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-			if te.Field == "cmd" {
-				return jsonlError{Error: fmt.Sprintf(`line %d: "cmd" must be a string, not %s`, n, te.Value)}
+			if te.Field == "cmd" || te.Field == "as" {
+				return jsonlError{Error: fmt.Sprintf(`line %d: %q must be a string, not %s`, n, te.Field, te.Value)}
 			}
 			return jsonlError{Error: fmt.Sprintf(`line %d: want a JSON object, not %s`, n, te.Value)}
 		}
@@ -94,12 +99,36 @@ func checkLine(n int, line []byte, deny denyMatcher) any {
 	if in.Cmd == nil {
 		return jsonlError{Error: fmt.Sprintf(`line %d: missing "cmd"`, n)}
 	}
-	res := evaluate(*in.Cmd, deny)
+	if in.As == nil {
+		var deny denyMatcher
+		if rules != nil {
+			deny = rules.deny
+		}
+		res := evaluate(*in.Cmd, deny)
+		return jsonlResult{
+			Cmd:      res.cmd,
+			Verdict:  res.verdict,
+			Classes:  nonNil(res.analysis.Classes()),
+			DenyRule: res.denyRule,
+		}
+	}
+	o, err := parseAs(*in.As)
+	if err != nil {
+		return jsonlError{Error: fmt.Sprintf(`line %d: "as": %v (OWNER is one of: %s)`, n, err, ownerForms)}
+	}
+	// A gate failure is a deny; the error line says why, where a
+	// decision line could only say "error".
+	res, err := decideAs(ctx, rules, o, *in.Cmd)
+	if err != nil {
+		return jsonlError{Error: fmt.Sprintf("line %d: %v", n, err)}
+	}
 	return jsonlResult{
 		Cmd:      res.cmd,
 		Verdict:  res.verdict,
 		Classes:  nonNil(res.analysis.Classes()),
 		DenyRule: res.denyRule,
+		Decision: string(res.as.decision.Verdict),
+		Rule:     res.as.decision.Rule,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/text/width"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -32,6 +33,7 @@ const (
 	ansiDangerous = "\x1b[4;33m"   // underlined, yellow
 	ansiSafe      = "\x1b[32m"
 	ansiBold      = "\x1b[1m"
+	ansiDim       = "\x1b[2m"
 )
 
 // useColor decides whether to highlight with ANSI escapes. "auto" means
@@ -102,7 +104,65 @@ func writeCheckHuman(w io.Writer, res checkResult, color bool) error {
 			fmt.Fprintln(bw)
 		}
 	}
+
+	if res.as != nil {
+		p.decision(res.as)
+	}
 	return bw.Flush()
+}
+
+// decisionMarker points at the row of the decision path that decided.
+const decisionMarker = "→"
+
+// decision prints the gate's decision for the owner of --as: who, the
+// verdict and rule, then every row of the decision table with its
+// outcome and detail, the deciding row marked, and the message the agent
+// would get.
+func (p *painter) decision(as *asResult) {
+	d := as.decision
+	w := p.w
+	fmt.Fprintf(w, "\nas: %s (%s)\n", sanitize(as.owner.String()), attendance(as.owner))
+	fmt.Fprintf(w, "decision: %s\n", p.decisionVerdict(d.Verdict))
+	fmt.Fprintf(w, "rule: %s\n", sanitize(d.Rule))
+
+	fmt.Fprintln(w, "\ndecision path:")
+	nw, ow := 0, 0
+	for _, s := range d.Steps {
+		nw, ow = max(nw, len(s.Name)), max(ow, len(s.Outcome))
+	}
+	for _, s := range d.Steps {
+		mark := " "
+		if s.Outcome == gate.Decided {
+			mark = decisionMarker
+		}
+		row := fmt.Sprintf("  %s %2d  %-*s  %-*s  %s", mark, s.N, nw, sanitize(s.Name), ow, s.Outcome, sanitize(s.Detail))
+		row = strings.TrimRight(row, " ")
+		switch {
+		case !p.color:
+		case s.Outcome == gate.Decided:
+			row = ansiBold + row + ansiReset
+		case s.Outcome == gate.NotReached:
+			row = ansiDim + row + ansiReset
+		}
+		fmt.Fprintln(w, row)
+	}
+	if d.AgentMessage != "" {
+		fmt.Fprintf(w, "\nagent message: %s\n", sanitize(d.AgentMessage))
+	}
+}
+
+// decisionVerdict colours a gate verdict like the analysis verdicts:
+// allow as safe, ask as dangerous, deny as hardline.
+func (p *painter) decisionVerdict(v gate.Verdict) string {
+	switch {
+	case !p.color:
+		return string(v)
+	case v == gate.Allow:
+		return ansiSafe + string(v) + ansiReset
+	case v == gate.Ask:
+		return ansiDangerous + string(v) + ansiReset
+	}
+	return ansiHardline + string(v) + ansiReset
 }
 
 // painter renders input text with findings marked, either with ANSI

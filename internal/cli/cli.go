@@ -77,6 +77,13 @@ ask.
 
 	root.AddCommand(
 		newCheckCmd(),
+		newConfigCmd(),
+		newServeCmd(),
+		newChatCmd(),
+		newExecCmd(),
+		newApprovalsCmd(),
+		newGrantsCmd(),
+		newAuditCmd(),
 	)
 	return root
 }

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -22,7 +24,12 @@ func TestMain(m *testing.M) {
 	// it under that name, so scripts run the real Main.
 	testscript.Main(m, map[string]func(){
 		"warden": func() {
-			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			// As cmd/warden does: SIGINT and SIGTERM cancel the context,
+			// so "kill -INT" in a script shuts warden serve down cleanly.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			stop()
+			os.Exit(code)
 		},
 	})
 }
@@ -42,7 +49,11 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
+			"exits":       cmdExits,
+			"waitsock":    cmdWaitSock,
+			"waitpending": cmdWaitPending,
+			"setjson":     cmdSetJSON,
+			"tamper":      cmdTamper,
 		},
 	})
 }

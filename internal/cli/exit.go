@@ -4,34 +4,46 @@ import (
 	"context"
 	"errors"
 	"strconv"
+
+	"github.com/wardenhq/warden/internal/gate"
 )
 
 // Exit statuses. This is the one table: every command maps its outcome to
 // one of these through exitCode, and exitStatusHelp documents it in --help
 // (keep both and README.md in step).
 const (
-	// ExitSafe: the command is safe, or a command with no verdict of its
-	// own (such as check --jsonl) finished.
+	// ExitSafe: the command is safe (with --as: the gate allows it), a
+	// config file is valid, or a command with no verdict of its own (such
+	// as check --jsonl) finished.
 	ExitSafe = 0
-	// ExitDangerous: the command needs approval.
+	// ExitDangerous: the command needs approval (with --as: the gate
+	// would ask a human).
 	ExitDangerous = 1
-	// ExitBlocked: the gate would block it (hardline, malformed, denied),
-	// or warden could not finish (unreadable config, I/O error). Failing
-	// with the "blocked" status keeps scripts that branch on it fail closed.
+	// ExitBlocked: the gate would block it (hardline, malformed, denied;
+	// with --as: deny), a config file is invalid, or warden could not
+	// finish (unreadable config, I/O error). Failing with the "blocked"
+	// status keeps scripts that branch on it fail closed.
 	ExitBlocked = 2
-	// ExitUsage: bad flags or arguments, missing command.
+	// ExitUsage: bad flags or arguments (such as a bad --as OWNER),
+	// missing command.
 	ExitUsage = 3
+	// ExitNotRun: warden exec's command did not run: denied (by the gate
+	// or a human), expired, withdrawn, or it could not be started. Shells
+	// use 126 for "found but cannot be executed".
+	ExitNotRun = 126
 	// ExitInterrupted: SIGINT or SIGTERM, as a shell reports it.
 	ExitInterrupted = 130
 )
 
 // exitStatusHelp is the exit-status table as shown in --help.
 const exitStatusHelp = `Exit status:
-  0    safe (and a finished --jsonl or --catalogue run)
-  1    dangerous: needs approval
-  2    hardline, malformed or denied: blocked; also any failure such as an
-       unreadable --config or an I/O error (fail closed)
-  3    usage error: bad flag or argument, missing command
+  0    safe (and a finished --jsonl or --catalogue run); check --as: allow;
+       config check: the file is valid
+  1    dangerous: needs approval; check --as: ask
+  2    hardline, malformed or denied: blocked; check --as: deny; config
+       check: the file is invalid; also any failure such as an unreadable
+       --config or an I/O error (fail closed)
+  3    usage error: bad flag or argument, missing command, bad --as OWNER
   130  interrupted`
 
 // exitStatus is an outcome that is not a failure, such as a verdict: Main
@@ -70,6 +82,19 @@ func verdictExit(verdict string) int {
 	case "safe":
 		return ExitSafe
 	case "dangerous":
+		return ExitDangerous
+	default:
+		return ExitBlocked
+	}
+}
+
+// decisionExit maps a gate decision (warden check --as) to its exit
+// status: allow 0, ask 1, deny 2. Anything else is treated as deny.
+func decisionExit(v gate.Verdict) int {
+	switch v {
+	case gate.Allow:
+		return ExitSafe
+	case gate.Ask:
 		return ExitDangerous
 	default:
 		return ExitBlocked

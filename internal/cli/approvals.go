@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// approvalsOptions are the flags of warden approvals and its verbs.
+type approvalsOptions struct {
+	state   string
+	json    bool
+	scope   string
+	grain   string
+	pattern string
+	reason  string
+}
+
+// newApprovalsCmd builds "warden approvals".
+func newApprovalsCmd() *cobra.Command {
+	cmd := parentCmd("approvals", "List and answer pending approval requests on the running host",
+		"missing subcommand (warden approvals list | approve ID | deny ID)")
+	cmd.AddCommand(newApprovalsListCmd(), newApprovalsApproveCmd(), newApprovalsDenyCmd())
+	return cmd
+}
+
+const approvalsListLong = `List the requests waiting for a human on the running host, oldest first,
+across every session: id, session, owner, classes, time left and the
+command.
+
+--json prints an array of {"id", "session", "owner": {"kind", …},
+"owner_text", "action": {"kind", "command", …}, "classes": […], "rule",
+"created_at", "deadline", "prefix"} (see README.md).
+
+` + hostExitHelp
+
+func newApprovalsListCmd() *cobra.Command {
+	var opts approvalsOptions
+	cmd := &cobra.Command{
+		Use:                   "list [--json] [--state DIR]",
+		Short:                 "List pending approval requests",
+		Long:                  approvalsListLong,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runApprovalsList(cmd.Context(), opts, cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
+	return cmd
+}
+
+func runApprovalsList(ctx context.Context, opts approvalsOptions, stdout io.Writer) error {
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	list, err := c.Approvals(ctx)
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, list, true)
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(stdout, "no pending approvals")
+		return err
+	}
+	now := time.Now()
+	rows := make([][]string, 0, len(list))
+	for _, a := range list {
+		rows = append(rows, []string{a.ID, a.Session, a.OwnerText, orDash(strings.Join(a.Classes, ",")), until(now, a.Deadline), clip(a.Action.Command, 60)})
+	}
+	return table(stdout, []string{"ID", "SESSION", "OWNER", "CLASSES", "LEFT", "COMMAND"}, rows)
+}
+
+const approvalsApproveLong = `Approve a pending request. The waiting action runs as soon as the answer is
+recorded.
+
+--scope once (default) covers this one action; session covers it for the
+rest of the request's session; always records a permanent grant. For session
+and always, --grain chooses what is covered: exact (default) this command
+line; prefix an argv prefix (--pattern 'git push', default proposed from
+the command, see "prefix" in approvals list --json); class every finding of
+the request's classes.
+
+An answer to a request that already ended is refused and says how it
+ended ("nothing pending — it had expired", "… it was already answered",
+"… it was withdrawn (host restarted)"); nothing is approved and the exit
+status is 2.
+
+` + hostExitHelp
+
+func newApprovalsApproveCmd() *cobra.Command {
+	var opts approvalsOptions
+	cmd := &cobra.Command{
+		Use:                   "approve ID [--scope once|session|always] [--grain exact|prefix|class] [--pattern P]",
+		Short:                 "Approve a pending request",
+		Long:                  approvalsApproveLong,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runApprovalsApprove(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	f := cmd.Flags()
+	f.StringVar(&opts.scope, "scope", "once", "once, session or always")
+	f.StringVar(&opts.grain, "grain", "", "exact, prefix or class (session and always; default exact)")
+	f.StringVar(&opts.pattern, "pattern", "", "the argv prefix for --grain prefix, e.g. 'git push'")
+	f.BoolVar(&opts.json, "json", false, "print the ended request as JSON")
+	return cmd
+}
+
+func (o approvalsOptions) validateApprove() error {
+	switch o.scope {
+	case "once", "session", "always":
+	default:
+		return usageError{fmt.Errorf("--scope must be once, session or always, not %q", o.scope)}
+	}
+	switch o.grain {
+	case "", "exact", "prefix", "class":
+	default:
+		return usageError{fmt.Errorf("--grain must be exact, prefix or class, not %q", o.grain)}
+	}
+	if o.scope == "once" && o.grain != "" && o.grain != "exact" {
+		return usageError{fmt.Errorf("--grain %s needs --scope session or always: once covers this action only", o.grain)}
+	}
+	if o.pattern != "" && o.grain != "prefix" {
+		return usageError{fmt.Errorf("--pattern needs --grain prefix")}
+	}
+	return nil
+}
+
+func runApprovalsApprove(ctx context.Context, opts approvalsOptions, id string, stdout io.Writer) error {
+	if err := opts.validateApprove(); err != nil {
+		return err
+	}
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	res, err := c.Approve(ctx, id, localapi.ApproveRequest{Scope: opts.scope, Grain: opts.grain, Pattern: opts.pattern})
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, res, true)
+	}
+	what := "once"
+	switch res.Scope {
+	case store.Session:
+		what = "for session " + res.Session + " (" + string(res.Grain) + ")"
+	case store.Always:
+		what = "always (" + string(res.Grain) + ")"
+	}
+	_, err = fmt.Fprintf(stdout, "approved %s %s by %s\n", res.ID, what, sanitize(res.By))
+	return err
+}
+
+func newApprovalsDenyCmd() *cobra.Command {
+	var opts approvalsOptions
+	cmd := &cobra.Command{
+		Use:   "deny ID [--reason TEXT]",
+		Short: "Deny a pending request",
+		Long: `Deny a pending request. --reason is shown to the agent (and on warden exec's
+stderr) with the denial.
+
+A request that already ended is refused as for approve (exit 2).
+
+` + hostExitHelp,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runApprovalsDeny(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().StringVar(&opts.reason, "reason", "", "why, for the agent")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the ended request as JSON")
+	return cmd
+}
+
+func runApprovalsDeny(ctx context.Context, opts approvalsOptions, id string, stdout io.Writer) error {
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	res, err := c.Deny(ctx, id, localapi.DenyRequest{Reason: opts.reason})
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, res, true)
+	}
+	_, err = fmt.Fprintf(stdout, "denied %s by %s\n", res.ID, sanitize(res.By))
+	return err
+}

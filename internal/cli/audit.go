@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// auditOptions are the flags of warden audit.
+type auditOptions struct {
+	state   string
+	json    bool
+	session string
+	since   string
+	verdict string
+	limit   int
+}
+
+const auditLong = `Print the audit log of the running host, oldest first: every decision the
+gate and the humans made, written before the action ran.
+
+--session K keeps one session's records; --since T those at or after T (an
+RFC 3339 time such as 2025-01-31T12:00:00Z, a date 2025-01-31, or a
+duration such as 2h meaning that long ago); --verdict V those with verdict
+allow, deny or ask (ask is the gate's first record of a question; the
+human's answer follows as allow or deny); --limit N the newest N.
+
+--json prints an array of {"seq", "time", "session", "owner", "owner_text",
+"kind", "payload" (secrets redacted), "payload_hash" (SHA-256 of the exact
+payload), "classes", "verdict", "rule", "request_id", "by", "surface",
+"reason", "prev", "hash"} (see README.md).
+
+warden audit verify recomputes the hash chain.
+
+` + hostExitHelp
+
+// newAuditCmd builds "warden audit" and "warden audit verify".
+func newAuditCmd() *cobra.Command {
+	var opts auditOptions
+	cmd := &cobra.Command{
+		Use:                   "audit [--json] [--session K] [--since T] [--verdict V] [--limit N]",
+		Short:                 "Print the audit log of decisions",
+		Long:                  auditLong,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAudit(cmd.Context(), opts, time.Now(), cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print JSON")
+	f.StringVar(&opts.session, "session", "", "only this session's records")
+	f.StringVar(&opts.since, "since", "", "only records at or after T (RFC 3339 time, date, or duration ago)")
+	f.StringVar(&opts.verdict, "verdict", "", "only records with verdict allow, deny or ask")
+	f.IntVar(&opts.limit, "limit", 0, "only the newest N records")
+	cmd.AddCommand(newAuditVerifyCmd())
+	return cmd
+}
+
+// parseSince reads --since: an RFC 3339 time, a date, or a duration ago.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("--since %q: want an RFC 3339 time (2025-01-31T12:00:00Z), a date (2025-01-31) or a duration (2h)", s)
+}
+
+func runAudit(ctx context.Context, opts auditOptions, now time.Time, stdout io.Writer) error {
+	q := localapi.AuditQuery{Session: opts.session, Limit: opts.limit}
+	if opts.since != "" {
+		t, err := parseSince(opts.since, now)
+		if err != nil {
+			return usageError{err}
+		}
+		q.Since = t
+	}
+	switch opts.verdict {
+	case "", "allow", "deny", "ask":
+		q.Verdict = opts.verdict
+	default:
+		return usageError{fmt.Errorf("--verdict must be allow, deny or ask, not %q", opts.verdict)}
+	}
+	if opts.limit < 0 {
+		return usageError{fmt.Errorf("--limit must not be negative")}
+	}
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ds, err := c.Audit(ctx, q)
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, ds, true)
+	}
+	if len(ds) == 0 {
+		_, err := fmt.Fprintln(stdout, "no audit records")
+		return err
+	}
+	rows := make([][]string, 0, len(ds))
+	for _, d := range ds {
+		rows = append(rows, []string{strconv.FormatInt(d.Seq, 10), d.Time.Local().Format(time.DateTime), d.Verdict, d.Rule, orDash(d.Session), clip(d.Payload, 50), answer(d)})
+	}
+	return table(stdout, []string{"SEQ", "TIME", "VERDICT", "RULE", "SESSION", "ACTION", "ANSWER"}, rows)
+}
+
+// answer is a record's human part: who answered, where, and why.
+func answer(d store.Decision) string {
+	var parts []string
+	if d.By != "" {
+		parts = append(parts, "by "+d.By)
+	}
+	if d.Surface != "" {
+		parts = append(parts, "on "+d.Surface)
+	}
+	if d.Reason != "" {
+		parts = append(parts, "reason: "+d.Reason)
+	}
+	return orDash(strings.Join(parts, " "))
+}
+
+func newAuditVerifyCmd() *cobra.Command {
+	var opts auditOptions
+	cmd := &cobra.Command{
+		Use:   "verify [--state DIR]",
+		Short: "Verify the audit log's hash chain",
+		Long: `Recompute the audit log's hash chain: each record's hash covers the previous
+record's hash and the record itself, so an edited, inserted or removed
+record breaks it (removing records from the end is not detectable).
+
+Exit status: 0 the chain verifies; 2 it is broken (the first bad seq is
+named) or the host is not running; 3 usage error.`,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAuditVerify(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	return cmd
+}
+
+func runAuditVerify(ctx context.Context, opts auditOptions, stdout, stderr io.Writer) error {
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	res, err := c.Verify(ctx)
+	if err != nil {
+		return hostError(err)
+	}
+	if !res.OK {
+		fmt.Fprintf(stderr, "warden: audit chain broken at seq %d (%d record(s) before it verify): %s\n", res.BadSeq, res.Records, sanitize(res.Error))
+		return exitStatus(ExitBlocked)
+	}
+	_, err = fmt.Fprintf(stdout, "audit chain ok: %d record(s)\n", res.Records)
+	return err
+}

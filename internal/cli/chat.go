@@ -1,0 +1,292 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/wardenhq/warden/internal/host"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// chatOptions are the flags of warden chat.
+type chatOptions struct {
+	state  string
+	config string
+	yolo   bool
+}
+
+const chatLong = `Start an interactive terminal session (owner cli, a new session key each
+time). Lines starting with ! run shell commands through the gate, as this
+session, in the current directory; everything else waits for the agent,
+which arrives in a later issue.
+
+When stdin is a terminal, the terminal is the session's answer channel: a
+dangerous command stops at a prompt that shows what was found, with a
+countdown to approvals.timeout:
+
+  [o]nce [s]ession [a]lways [d]eny
+
+o runs it this once, s for the rest of this session, a always (both record
+the exact command line), d denies; Ctrl-C, end of input or the countdown
+running out deny. The question is also in the host's queue (warden
+approvals list), and an answer there is taken too.
+
+When stdin is not a terminal there is no answer channel: the session is a
+single_query run and dangerous commands follow approvals.single_query_mode
+(deny by default); nobody is asked.
+
+chat keeps its state with the host's (--state): the same store, grants and
+audit chain, so warden audit shows chat's decisions too. --yolo turns on
+yolo for this session only: its dangerous commands run without asking
+(hardline commands and deny rules still block).
+
+Exit status: 0 at the end of input; 2 if the state or config cannot be
+opened; 3 usage error; 130 interrupted.`
+
+// newChatCmd builds "warden chat". The edge decides here whether stdin
+// is a terminal and where prompts are drawn.
+func newChatCmd() *cobra.Command {
+	var opts chatOptions
+	cmd := &cobra.Command{
+		Use:                   "chat [--state DIR] [--config FILE] [--yolo]",
+		Short:                 "An interactive terminal session: !COMMAND runs a shell command through the gate",
+		Long:                  chatLong,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := openTerminal(cmd.InOrStdin(), cmd.ErrOrStderr())
+			defer t.close()
+			dir, err := os.Getwd()
+			if err != nil {
+				return fmt.Errorf("chat: working directory: %w", err)
+			}
+			return runChat(cmd.Context(), opts, chatEnv{
+				stdin: cmd.InOrStdin(), stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(),
+				term: t, environ: os.Environ(), dir: dir, user: currentUser(),
+			})
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().StringVar(&opts.config, "config", "", "config file (default $XDG_CONFIG_HOME/warden/config.yaml)")
+	cmd.Flags().BoolVar(&opts.yolo, "yolo", false, "run this session's dangerous commands without asking (floors still apply)")
+	return cmd
+}
+
+// chatEnv is everything chat takes from the process, resolved at the
+// edge.
+type chatEnv struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// term is the terminal prompts are drawn on, or nil when stdin is
+	// not one (no answer channel).
+	term    *terminal
+	environ []string
+	dir     string
+	user    string
+}
+
+// terminal is the controlling terminal: where prompts are drawn, and how
+// to read single keys from stdin.
+type terminal struct {
+	w io.Writer
+	// raw puts stdin in raw mode and returns the restore function; nil
+	// reads keys from lines.
+	raw    func() (func(), error)
+	closer io.Closer
+}
+
+func (t *terminal) close() {
+	if t != nil && t.closer != nil {
+		t.closer.Close()
+	}
+}
+
+// openTerminal returns the terminal when stdin is one: prompts go to
+// /dev/tty (stderr if it cannot be opened), keys are read raw.
+func openTerminal(stdin io.Reader, stderr io.Writer) *terminal {
+	f, ok := stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	t := &terminal{w: stderr}
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		t.w, t.closer = tty, tty
+	}
+	fd := int(f.Fd())
+	t.raw = func() (func(), error) {
+		st, err := term.MakeRaw(fd)
+		if err != nil {
+			return nil, err
+		}
+		return func() { _ = term.Restore(fd, st) }, nil
+	}
+	return t
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "uid " + fmt.Sprint(os.Getuid())
+}
+
+// terminalChannel is the answer channel of an attended chat session: the
+// terminal it runs in.
+type terminalChannel struct{}
+
+// Surface implements owner.AnswerChannel.
+func (terminalChannel) Surface() string { return "terminal" }
+
+// runChat is warden chat.
+func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
+	state, err := resolveStateDir(opts.state)
+	if err != nil {
+		return err
+	}
+	cfgPath := opts.config
+	if cfgPath == "" {
+		if cfgPath, err = defaultConfigPath(); err != nil {
+			return err
+		}
+	}
+	local, err := host.OpenLocal(ctx, host.LocalConfig{
+		StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: env.environ,
+		Logger: slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return err
+	}
+	key := "chat-" + strings.ToLower(ulid.Make().String())
+	defer func() {
+		end := context.WithoutCancel(ctx)
+		_ = local.Broker.EndSession(end, key, "chat ended")
+		_ = local.Store.EndSession(end, key, time.Now())
+		_ = local.Close(end, "chat ended")
+	}()
+	o, err := chatOwner(key, env.term != nil)
+	if err != nil {
+		return fmt.Errorf("chat: %w", err)
+	}
+	ownerJSON, err := json.Marshal(o)
+	if err != nil {
+		return fmt.Errorf("chat: %w", err)
+	}
+	if err := local.Store.UpsertSession(ctx, store.SessionRow{Key: key, Owner: ownerJSON, OwnerText: o.String(), Created: time.Now()}); err != nil {
+		return fmt.Errorf("chat: %w", err)
+	}
+	if opts.yolo {
+		if err := local.Store.SetYolo(ctx, key, true); err != nil {
+			return fmt.Errorf("chat: %w", err)
+		}
+	}
+	c := &chat{key: key, owner: o, local: local, env: env, in: newInput(env.stdin)}
+	c.intro(state, local.ConfigStatus, opts.yolo)
+	return c.loop(owner.With(ctx, o))
+}
+
+// chatOwner is the session's owner: cli with the terminal as its answer
+// channel, or single_query when there is no terminal to ask on.
+func chatOwner(key string, attended bool) (owner.Owner, error) {
+	if !attended {
+		return owner.SingleQuery().WithSession(key)
+	}
+	o, err := owner.CLI().WithSession(key)
+	if err != nil {
+		return owner.Owner{}, err
+	}
+	return o.WithChannel(terminalChannel{})
+}
+
+// chat is one running chat session.
+type chat struct {
+	key   string
+	owner owner.Owner
+	local *host.Local
+	env   chatEnv
+	in    *input
+}
+
+func (c *chat) intro(state, cfgStatus string, yolo bool) {
+	w := c.env.stdout
+	fmt.Fprintf(w, "warden chat: session %s (owner %s)\n", c.key, c.owner)
+	fmt.Fprintf(w, "  state:  %s\n", state)
+	fmt.Fprintf(w, "  config: %s\n", cfgStatus)
+	if c.env.term != nil {
+		fmt.Fprintln(w, "  answers: this terminal — a dangerous command asks here: [o]nce [s]ession [a]lways [d]eny")
+	} else {
+		fmt.Fprintf(w, "  answers: none — stdin is not a terminal, so this is a single_query session: dangerous commands follow single_query_mode (%s) and nobody is asked\n", c.local.Gate.Policy().SingleQueryMode)
+	}
+	if yolo {
+		if c.env.term != nil {
+			fmt.Fprintln(w, "  yolo:   on for this session — dangerous commands run without asking (hardline and deny rules still block)")
+		} else {
+			fmt.Fprintln(w, "  yolo:   on, but it does not apply: a session nobody attends follows its mode")
+		}
+	}
+	fmt.Fprintln(w, "Type !COMMAND to run a shell command. The agent arrives in a later issue; only !COMMAND works now. End of input (Ctrl-D) leaves.")
+}
+
+// loop reads lines until the end of input.
+func (c *chat) loop(ctx context.Context) error {
+	for {
+		if c.env.term != nil {
+			fmt.Fprint(c.env.term.w, "> ")
+		}
+		line, err := c.in.line(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "!"):
+			if err := c.shell(ctx, strings.TrimSpace(line[1:])); err != nil {
+				return err
+			}
+		default:
+			fmt.Fprintln(c.env.stdout, "warden: the agent arrives in a later issue; only !COMMAND works now")
+		}
+	}
+}
+
+// shell runs one !COMMAND through the runner: gate, audit, (ask), audit,
+// run.
+func (c *chat) shell(ctx context.Context, command string) error {
+	if command == "" {
+		fmt.Fprintln(c.env.stderr, "warden: !COMMAND needs a command")
+		return nil
+	}
+	var onPending func(store.Request)
+	if c.env.term != nil {
+		onPending = func(r store.Request) { c.prompt(ctx, r) }
+	}
+	out, code, err := c.local.Runner.Shell(ctx, command, c.env.dir, c.env.stdout, c.env.stderr, onPending)
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	switch {
+	case !out.Allowed:
+		fmt.Fprintf(c.env.stderr, "warden: %s\n", sanitize(out.Message))
+	case err != nil:
+		fmt.Fprintf(c.env.stderr, "warden: %v\n", err)
+	case code != 0:
+		fmt.Fprintf(c.env.stderr, "[exit %d]\n", code)
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package cli_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	_ "modernc.org/sqlite" // the tamper command edits the store file directly
+
+	"github.com/wardenhq/warden/internal/localapi"
+)
+
+// scriptWait bounds how long the helper commands below wait for a host.
+const scriptWait = 30 * time.Second
+
+// cmdWaitSock is the script command "waitsock STATE": wait until a
+// warden host answers on STATE's admin socket (warden serve was started
+// in the background).
+func cmdWaitSock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitsock STATE")
+	}
+	c := localapi.NewClient(filepath.Join(ts.MkAbs(args[0]), localapi.SocketName))
+	defer c.Close()
+	deadline := time.Now().Add(scriptWait)
+	for {
+		_, err := c.Grants(context.Background())
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("no host on %s after %v: %v", args[0], scriptWait, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cmdWaitPending is the script command "waitpending STATE N": wait until
+// the host has exactly N pending requests.
+func cmdWaitPending(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitpending STATE N")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("waitpending: bad count %q", args[1])
+	}
+	c := localapi.NewClient(filepath.Join(ts.MkAbs(args[0]), localapi.SocketName))
+	defer c.Close()
+	deadline := time.Now().Add(scriptWait)
+	for {
+		list, err := c.Approvals(context.Background())
+		if err == nil && len(list) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("want %d pending requests, have %d (%v) after %v", n, len(list), err, scriptWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cmdSetJSON is the script command "setjson NAME PATH": set the
+// environment variable NAME to the value at PATH (dot-separated keys and
+// array indexes, e.g. 0.id) in the JSON of the last command's stdout.
+func cmdSetJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: setjson NAME PATH")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &v); err != nil {
+		ts.Fatalf("setjson: stdout is not JSON: %v", err)
+	}
+	for _, k := range strings.Split(args[1], ".") {
+		switch x := v.(type) {
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				ts.Fatalf("setjson: no index %q in an array of %d", k, len(x))
+			}
+			v = x[i]
+		case map[string]any:
+			var ok bool
+			if v, ok = x[k]; !ok {
+				ts.Fatalf("setjson: no key %q", k)
+			}
+		default:
+			ts.Fatalf("setjson: %q: not an object or array", k)
+		}
+	}
+	s, ok := v.(string)
+	if !ok {
+		s = fmt.Sprint(v)
+	}
+	ts.Setenv(args[0], s)
+}
+
+// cmdTamper is the script command "tamper DB SEQ TEXT": overwrite the
+// payload of audit record SEQ in the SQLite file DB, as someone editing
+// the log behind warden's back would (the host must be stopped).
+func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: tamper DB SEQ TEXT")
+	}
+	db, err := sql.Open("sqlite", ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("tamper: %v", err)
+	}
+	defer db.Close()
+	// The store's triggers refuse updates; whoever edits the file
+	// directly can drop them, and the hash chain is what catches that.
+	if _, err := db.Exec(`DROP TRIGGER IF EXISTS audit_no_update`); err != nil {
+		ts.Fatalf("tamper: %v", err)
+	}
+	res, err := db.Exec(`UPDATE audit SET payload = ? WHERE seq = ?`, args[2], args[1])
+	if err != nil {
+		ts.Fatalf("tamper: %v", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		ts.Fatalf("tamper: no audit record %s", args[1])
+	}
+}

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/wardenhq/warden/internal/gate"
+)
+
+// The CLI is the edge: it is the one layer that may ask the process
+// where things are (HOME, XDG_CONFIG_HOME). It resolves them here and
+// passes plain values down; the gate, policy and config packages never
+// look them up.
+
+// defaultConfigPath is where warden's config file lives when no FILE is
+// given: $XDG_CONFIG_HOME/warden/config.yaml, or
+// ~/.config/warden/config.yaml when XDG_CONFIG_HOME is unset or not an
+// absolute path (the XDG spec says to ignore a relative one).
+func defaultConfigPath() (string, error) {
+	if dir := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "warden", "config.yaml"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the config file: %w (give FILE, or set XDG_CONFIG_HOME or HOME)", err)
+	}
+	return filepath.Join(home, ".config", "warden", "config.yaml"), nil
+}
+
+// hostPaths resolves the host facts gate.Compile needs for a config read
+// from configPath ("" for the defaults): the home directory, for "~" in
+// write rules, and warden's own files, whose writes are hardline
+// (invariant 11): the config file in use and the default config
+// directory. A home directory that cannot be found is left empty: "~"
+// then stays literal, which can only make a write rule match less, and
+// no shell-command decision depends on it.
+func hostPaths(configPath string) gate.Paths {
+	var p gate.Paths
+	if home, err := os.UserHomeDir(); err == nil {
+		p.Home = home
+	}
+	if configPath != "" {
+		if abs, err := filepath.Abs(configPath); err == nil {
+			configPath = abs
+		}
+		p.Protected = append(p.Protected, configPath)
+	}
+	if def, err := defaultConfigPath(); err == nil {
+		p.Protected = append(p.Protected, filepath.Dir(def))
+	}
+	return p
+}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/host"
+)
+
+// serveOptions are the flags of warden serve.
+type serveOptions struct {
+	state       string
+	config      string
+	addr        string
+	allowRemote bool
+	yolo        bool
+}
+
+const serveLong = `Run the warden host: the store, the gate, the broker that holds questions
+for humans, the web console where they are answered, and the admin socket
+that warden approvals, grants, exec and audit talk to.
+
+The state directory (--state) holds the SQLite store (warden.db), the admin
+token (token, mode 0600; created and printed once on first start) and the
+admin socket (warden.sock, mode 0600, for this user and root only).
+
+The config file (--config, default $XDG_CONFIG_HOME/warden/config.yaml, else
+~/.config/warden/config.yaml) is reloaded when it changes; a broken edit
+keeps the last good policy and is logged. Without a file the host runs with
+safe defaults (approvals.mode manual, every unattended mode deny) and picks
+the file up when it appears. A file that is broken at start is an error.
+
+The console listens on --addr (default 127.0.0.1:7878). An address beyond
+loopback is refused unless --allow-remote is given; then put TLS (a reverse
+proxy) in front of it: the console has no TLS of its own.
+
+--yolo lets attended sessions' dangerous commands run without asking, for
+the life of this process; hardline commands and deny rules still block, and
+cron, kanban and other unattended runs keep their modes.
+
+SIGINT or SIGTERM shut the host down: pending requests are withdrawn
+("host shutting down"), running commands are stopped, the store is closed
+and the socket removed. Logs go to stderr.
+
+Exit status: 0 after a clean shutdown; 2 if the host cannot start (state
+directory, socket in use, broken config) or fails; 3 for a usage error,
+including an --addr beyond loopback without --allow-remote.`
+
+// newServeCmd builds "warden serve".
+func newServeCmd() *cobra.Command {
+	var opts serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve [--state DIR] [--config FILE] [--addr HOST:PORT] [--allow-remote] [--yolo]",
+		Short: "Run the warden host: gate, broker, web console and admin socket",
+		Long:  serveLong,
+		Example: `  warden serve
+  warden serve --addr 127.0.0.1:9000 --config ./warden.yaml`,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	addStateFlag(cmd, &opts.state)
+	f.StringVar(&opts.config, "config", "", "config file (default $XDG_CONFIG_HOME/warden/config.yaml)")
+	f.StringVar(&opts.addr, "addr", host.DefaultAddr, "web console address HOST:PORT")
+	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow a console address beyond loopback (put TLS in front)")
+	f.BoolVar(&opts.yolo, "yolo", false, "run attended sessions' dangerous commands without asking (floors still apply)")
+	return cmd
+}
+
+// runServe is warden serve: it resolves paths at the edge and runs the
+// host until ctx is cancelled.
+func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) error {
+	state, err := resolveStateDir(opts.state)
+	if err != nil {
+		return err
+	}
+	cfgPath := opts.config
+	if cfgPath == "" {
+		if cfgPath, err = defaultConfigPath(); err != nil {
+			return err
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	err = host.Run(ctx, host.Config{
+		StateDir: state, ConfigPath: cfgPath, Addr: opts.addr, AllowRemote: opts.allowRemote, Yolo: opts.yolo,
+		Stdout: stdout, Logger: logger,
+		Environ: os.Environ(), // the edge: commands get an allowlisted copy (execenv)
+		Paths:   hostPaths(cfgPath),
+	})
+	if errors.Is(err, host.ErrRemote) {
+		return usageError{err}
+	}
+	return err
+}
