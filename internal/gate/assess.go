@@ -130,7 +130,7 @@ func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []
 			as.floor, as.detail = RuleMalformed, a.Error
 			return
 		}
-		parsed = append(parsed, fmt.Sprintf("%d commands", len(a.Commands)))
+		parsed = append(parsed, plural(len(a.Commands), "command"))
 	}
 	t.add(1, "parse and analyse", Pass, strings.Join(parsed, "; "))
 	for _, a := range list {
@@ -352,3 +352,13 @@ func notReached(steps []Step) []Step {
 	}
 	return steps
 }
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Rows returns the names of DESIGN.md's decision rows, 1 to 10.
+func Rows() []string { return append([]string(nil), rows[1:]...) }

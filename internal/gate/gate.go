@@ -283,10 +283,14 @@ func (p *Policy) modeOf(o owner.Owner) (policy.UnattendedMode, string, string) {
 }
 
 func surfaceOf(o owner.Owner) string {
-	if ch, ok := o.Channel(); ok {
-		return "on " + ch.Surface() + " for session " + o.SessionKey()
+	who := o.String()
+	if k := o.SessionKey(); k != "" {
+		who = "session " + k
 	}
-	return "session " + o.SessionKey()
+	if ch, ok := o.Channel(); ok {
+		return "on " + ch.Surface() + " for " + who
+	}
+	return who
 }
 
 func grantRule(used []grant.Grant) string {
@@ -317,6 +321,9 @@ func failed(d Decision, err error) Decision {
 	d.Verdict, d.Rule = Deny, RuleError
 	d.AgentMessage = "warden blocked this action: it could not be checked (" + err.Error() + "). Do not retry it or variations of it; tell the user."
 	d.HumanMessage = "deny (" + RuleError + "): " + err.Error()
+	for n := len(d.Steps) + 1; n < 10; n++ {
+		d.Steps = append(d.Steps, Step{N: n, Name: rows[n], Outcome: NotReached})
+	}
 	d.Steps = append(d.Steps, Step{N: 10, Name: "deny", Outcome: Decided, Detail: err.Error()})
 	return d
 }

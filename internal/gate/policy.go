@@ -115,3 +115,7 @@ func (p *Policy) expand(s string) string {
 
 // Analyse analyses a shell command with this policy's protected paths.
 func (p *Policy) Analyse(cmd string) *shell.Analysis { return p.analyser.Analyze(cmd) }
+
+// Digest is the SHA-256 of the config text the policy was compiled from
+// ("" for the defaults); audit records carry it.
+func (p *Policy) Digest() string { return p.digest }
