@@ -243,7 +243,14 @@ func causeOf(ctx context.Context) string {
 // end resolves a request on the asker's behalf; losing the race to a
 // human's answer is fine.
 func (b *Broker) end(ctx context.Context, id string, res store.Resolution) {
-	if _, err := b.resolve(ctx, id, res, ""); err != nil && !errors.Is(err, ErrNotPending) {
+	r, err := b.resolve(ctx, id, res, "")
+	if errors.Is(err, ErrNotPending) {
+		// It ended elsewhere (another host, a restart recovery): the
+		// waiter takes that ending.
+		b.wake(r)
+		return
+	}
+	if err != nil {
 		// The store refused: wake the waiter anyway, as withdrawn, so no
 		// asker hangs. Nothing ran, so failing closed is safe.
 		b.log.ErrorContext(ctx, "end request", "id", id, "err", err)
@@ -279,6 +286,15 @@ func (b *Broker) Resolve(ctx context.Context, id string, a Answer) (store.Reques
 			res.Grain = a.Grain
 			if res.Grain == "" {
 				res.Grain = grant.Exact
+			}
+			if res.Grain == grant.Prefix && a.Pattern != "" {
+				r, err := b.o.Requests.GetRequest(ctx, id)
+				if err != nil {
+					return r, err
+				}
+				if err := checkPattern(r, a.Pattern); err != nil {
+					return r, err
+				}
 			}
 		}
 	}

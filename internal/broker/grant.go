@@ -2,7 +2,11 @@ package broker
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
 	"strings"
+	"time"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/grant"
@@ -48,14 +52,25 @@ func grantFor(r store.Request, pattern string) ([]grant.Grant, bool) {
 	return []grant.Grant{one(grant.Exact, grant.ExactKey(r.Action))}, true
 }
 
-// DefaultPrefix proposes an argv prefix for a shell request: the first
-// flagged command's name and its first word that is not an option
-// (`git push` from `git push -f origin main`).
+// DefaultPrefix proposes an argv prefix for a shell request; see
+// DefaultPrefixOf.
 func DefaultPrefix(r store.Request) string {
 	var a shell.Analysis
 	if len(r.Analysis) == 0 || json.Unmarshal(r.Analysis, &a) != nil {
 		return ""
 	}
+	return DefaultPrefixOf(&a)
+}
+
+// subcommandTools take a verb as their first operand.
+var subcommandTools = map[string]bool{"git": true, "docker": true, "podman": true, "kubectl": true, "helm": true, "npm": true, "pnpm": true, "yarn": true,
+	"pip": true, "pip3": true, "apt": true, "apt-get": true, "systemctl": true, "terraform": true, "cargo": true, "go": true, "brew": true, "gh": true}
+
+// DefaultPrefixOf proposes an argv prefix for the first flagged command:
+// its name, the verb of tools that have one, and the options before the
+// first operand, so one click grants `git push -f *` or `rm -rf *`, not
+// every rm.
+func DefaultPrefixOf(a *shell.Analysis) string {
 	for _, f := range a.Findings {
 		if f.Command < 0 || f.Command >= len(a.Commands) {
 			continue
@@ -65,10 +80,45 @@ func DefaultPrefix(r store.Request) string {
 			continue
 		}
 		p := []string{words[0]}
-		if len(words) > 1 && !strings.HasPrefix(words[1], "-") {
-			p = append(p, words[1])
+		rest := words[1:]
+		if len(rest) > 0 && subcommandTools[path.Base(words[0])] && !strings.HasPrefix(rest[0], "-") {
+			p, rest = append(p, rest[0]), rest[1:]
+		}
+		for _, w := range rest {
+			if !strings.HasPrefix(w, "-") || len(p) >= 5 {
+				break
+			}
+			p = append(p, w)
 		}
 		return strings.Join(p, " ")
 	}
 	return ""
+}
+
+// ErrPattern: a prefix pattern a human chose does not cover the action
+// being approved, so recording it would grant something else.
+var ErrPattern = errors.New("prefix pattern does not cover this command")
+
+// checkPattern refuses a prefix grant that would not cover the request's
+// own command.
+func checkPattern(r store.Request, pattern string) error {
+	if pattern == "" {
+		return nil
+	}
+	var a shell.Analysis
+	if len(r.Analysis) == 0 || json.Unmarshal(r.Analysis, &a) != nil {
+		return fmt.Errorf("%w: %q (the request has no analysis)", ErrPattern, pattern)
+	}
+	if !strings.HasSuffix(pattern, " *") {
+		pattern += " *"
+	}
+	g, err := grant.Parse(pattern)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPattern, err)
+	}
+	g.Scope = grant.Permanent
+	if _, ok := grant.Cover([]grant.Grant{g}, &a, "", time.Now()); !ok {
+		return fmt.Errorf("%w: %q", ErrPattern, pattern)
+	}
+	return nil
 }

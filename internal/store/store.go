@@ -209,7 +209,17 @@ type Store interface {
 // implementation chains with it, so `warden audit verify` means the same
 // on each.
 func ChainHash(d Decision) string {
+	// One canonical form whatever the caller passed: UTC time (JSON
+	// carries the zone), an absent owner as null, an invalid one as a
+	// JSON string of its bytes.
 	d.Hash = ""
+	d.Time = d.Time.UTC()
+	if len(d.Owner) == 0 {
+		d.Owner = nil
+	} else if !json.Valid(d.Owner) {
+		q, _ := json.Marshal(string(d.Owner))
+		d.Owner = q
+	}
 	b, err := json.Marshal(d)
 	if err != nil {
 		// Decision holds only marshalable fields; a failure here is a

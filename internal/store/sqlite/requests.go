@@ -1,0 +1,229 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+const requestCols = `id, session, owner, owner_text, action, digest, classes, analysis, rule,
+	created, deadline, host, state, scope, grain, resolved_by, surface, reason, resolved`
+
+func scanRequest(sc scanner) (store.Request, error) {
+	var (
+		r                         store.Request
+		owner, analysis, resolved sql.NullString
+		act, classes              string
+		created, deadline         string
+		state, scope, grain       string
+	)
+	err := sc.Scan(&r.ID, &r.Session, &owner, &r.OwnerText, &act, &r.Digest, &classes, &analysis, &r.Rule,
+		&created, &deadline, &r.Host, &state, &scope, &grain, &r.By, &r.Surface, &r.Reason, &resolved)
+	if err != nil {
+		return store.Request{}, err
+	}
+	r.Owner, r.Analysis = decRaw(owner), decRaw(analysis)
+	r.State, r.Scope, r.Grain = store.State(state), store.Scope(scope), grant.Grain(grain)
+	var errs []error
+	errs = append(errs, decJSON("action", act, &r.Action), decJSON("classes", classes, &r.Classes))
+	r.Created, err = decTime(created)
+	errs = append(errs, err)
+	r.Deadline, err = decTime(deadline)
+	errs = append(errs, err)
+	r.Resolved, err = decOptTime(resolved)
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return store.Request{}, fmt.Errorf("request %s: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+// CreateRequest stores a new pending request. r.State must be empty or
+// store.Pending; an id that exists already is an error.
+func (db *DB) CreateRequest(ctx context.Context, r store.Request) error {
+	if err := db.createRequest(ctx, r); err != nil {
+		return fmt.Errorf("create request %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+func (db *DB) createRequest(ctx context.Context, r store.Request) error {
+	if r.ID == "" {
+		return errors.New("empty id")
+	}
+	if r.State != "" && r.State != store.Pending {
+		return fmt.Errorf("state %q: a new request is pending", r.State)
+	}
+	owner, err := encRaw("owner", r.Owner)
+	if err != nil {
+		return err
+	}
+	analysis, err := encRaw("analysis", r.Analysis)
+	if err != nil {
+		return err
+	}
+	act, err := encJSON("action", r.Action)
+	if err != nil {
+		return err
+	}
+	classes, err := encJSON("classes", r.Classes)
+	if err != nil {
+		return err
+	}
+	created, err := encTime(r.Created)
+	if err != nil {
+		return err
+	}
+	deadline, err := encTime(r.Deadline)
+	if err != nil {
+		return err
+	}
+	_, err = db.w.ExecContext(ctx, `INSERT INTO requests
+		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+		r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host)
+	return err
+}
+
+// GetRequest returns the request id, or store.ErrNotFound.
+func (db *DB) GetRequest(ctx context.Context, id string) (store.Request, error) {
+	r, err := scanRequest(db.r.QueryRowContext(ctx, `SELECT `+requestCols+` FROM requests WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Request{}, fmt.Errorf("get request %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// ResolveRequest ends the request iff it is pending, with one UPDATE …
+// WHERE state = 'pending' RETURNING, and returns the ended row. If the
+// request had already ended it returns the row as it is with
+// store.ErrNotPending; an unknown id gives store.ErrNotFound. res.State
+// must be one of the end states; a zero res.At means now.
+func (db *DB) ResolveRequest(ctx context.Context, id string, res store.Resolution) (store.Request, error) {
+	r, err := db.resolveRequest(ctx, id, res)
+	if err != nil {
+		if errors.Is(err, store.ErrNotPending) {
+			return r, fmt.Errorf("resolve request %s: %w (it is %s)", id, err, r.State)
+		}
+		return store.Request{}, fmt.Errorf("resolve request %s: %w", id, err)
+	}
+	return r, nil
+}
+
+func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolution) (store.Request, error) {
+	switch res.State {
+	case store.Answered, store.Denied, store.Expired, store.Withdrawn:
+	default:
+		return store.Request{}, fmt.Errorf("cannot end in state %q", res.State)
+	}
+	if res.At.IsZero() {
+		res.At = time.Now()
+	}
+	at, err := encTime(res.At)
+	if err != nil {
+		return store.Request{}, err
+	}
+	// The read after a failed swap shares the swap's transaction, so a
+	// request created in between cannot be reported as "not pending".
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return store.Request{}, err
+	}
+	defer tx.Rollback()
+	r, err := scanRequest(tx.QueryRowContext(ctx, `UPDATE requests
+		SET state = ?, scope = ?, grain = ?, resolved_by = ?, surface = ?, reason = ?, resolved = ?
+		WHERE id = ? AND state = 'pending'
+		RETURNING `+requestCols,
+		string(res.State), string(res.Scope), string(res.Grain), res.By, res.Surface, res.Reason, at, id))
+	switch {
+	case err == nil:
+		return r, tx.Commit()
+	case !errors.Is(err, sql.ErrNoRows):
+		return store.Request{}, err
+	}
+	r, err = scanRequest(tx.QueryRowContext(ctx, `SELECT `+requestCols+` FROM requests WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Request{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Request{}, err
+	}
+	return r, store.ErrNotPending
+}
+
+// PendingRequests lists pending requests, oldest first; session ""
+// means every session.
+func (db *DB) PendingRequests(ctx context.Context, session string) ([]store.Request, error) {
+	q := `SELECT ` + requestCols + ` FROM requests WHERE state = 'pending' ORDER BY created, rowid`
+	args := []any{}
+	if session != "" {
+		q = `SELECT ` + requestCols + ` FROM requests WHERE session = ? AND state = 'pending' ORDER BY created, rowid`
+		args = append(args, session)
+	}
+	out, err := queryAll(ctx, db.r, scanRequest, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pending requests of session %q: %w", session, err)
+	}
+	return out, nil
+}
+
+// WithdrawHostRequests withdraws every pending request whose host is not
+// keep, with res's By, Surface, Reason (the cause) and At (zero means
+// now), and returns how many. res.State must be empty or
+// store.Withdrawn.
+func (db *DB) WithdrawHostRequests(ctx context.Context, keep string, res store.Resolution) (int, error) {
+	n, err := db.withdrawHostRequests(ctx, keep, res)
+	if err != nil {
+		return 0, fmt.Errorf("withdraw requests of hosts other than %q: %w", keep, err)
+	}
+	return n, nil
+}
+
+func (db *DB) withdrawHostRequests(ctx context.Context, keep string, res store.Resolution) (int, error) {
+	if res.State != "" && res.State != store.Withdrawn {
+		return 0, fmt.Errorf("state %q: requests are withdrawn", res.State)
+	}
+	if res.At.IsZero() {
+		res.At = time.Now()
+	}
+	at, err := encTime(res.At)
+	if err != nil {
+		return 0, err
+	}
+	sr, err := db.w.ExecContext(ctx, `UPDATE requests
+		SET state = 'withdrawn', scope = '', grain = '', resolved_by = ?, surface = ?, reason = ?, resolved = ?
+		WHERE state = 'pending' AND host <> ?`,
+		res.By, res.Surface, res.Reason, at, keep)
+	if err != nil {
+		return 0, err
+	}
+	n, err := sr.RowsAffected()
+	return int(n), err
+}
+
+// queryAll runs q on db and scans every row with scan. No rows is an
+// empty slice, not nil, so that a list marshals as [] rather than null.
+func queryAll[T any](ctx context.Context, db *sql.DB, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
