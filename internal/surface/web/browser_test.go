@@ -1,0 +1,286 @@
+package web
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// chromiumPath is Debian's Chromium (package "chromium").
+const chromiumPath = "/usr/bin/chromium"
+
+// newBrowser starts a headless Chromium for one test and returns its
+// context. Without WARDEN_FULL=1 the test skips when Chromium is absent;
+// with it, the test fails.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("WARDEN_FULL") == "1" {
+			t.Fatalf("WARDEN_FULL=1 and no Chromium at %s (apt-get install chromium): %v", chromiumPath, err)
+		}
+		t.Skipf("no Chromium at %s; set WARDEN_FULL=1 to make this a failure", chromiumPath)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-extensions", true),
+		// Loopback only: no name resolves except the loopback ones, and
+		// no proxy is asked.
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"),
+		chromedp.Flag("no-proxy-server", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 900),
+	)
+	ctx, cancel := chromedp.NewContext(actx)
+	// Start the browser on a context without a deadline (the first Run
+	// owns the browser's lifetime).
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		cancelAlloc()
+		t.Fatalf("start Chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// step runs browser actions with a timeout.
+func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// text reads an element's text.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// loginAndWatch logs in through the form and waits on the pending page
+// until the event stream is connected and nothing is pending.
+func loginAndWatch(t *testing.T, ctx context.Context, f *fixture) {
+	t.Helper()
+	step(t, ctx, "log in",
+		chromedp.Navigate(f.srv.URL+"/pending"),
+		chromedp.WaitVisible(chromedp.CSS("#token")), // redirected to the login form
+		chromedp.SendKeys(chromedp.CSS("#token"), testToken),
+		chromedp.Click(chromedp.CSS("form.login button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#pending p.empty")),
+		chromedp.WaitVisible(chromedp.CSS("#live")), // the event stream is open
+	)
+}
+
+// screenshot saves the current page as a PNG in the test's artifact
+// directory and returns its path.
+func screenshot(t *testing.T, ctx context.Context, name string) string {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	path := filepath.Join(t.ArtifactDir(), name)
+	must(t, os.WriteFile(path, png, 0o644), "write screenshot")
+	t.Logf("screenshot: %s", path)
+	return path
+}
+
+// TestBrowserApprove: log in, watch a request created after the page
+// loaded appear live, click Approve once, and see the waiting Shell call
+// run the command and exit 0.
+func TestBrowserApprove(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := newBrowser(t)
+	loginAndWatch(t, ctx, f)
+
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "x", "sub"), 0o755), "mkdir")
+	pending, done := f.shellAsync(t.Context(), "browser-approve", "rm -rf ./x", dir)
+	req := waitRequest(t, pending, done)
+	card := "#req-" + req.ID
+
+	step(t, ctx, "see the request appear live",
+		chromedp.WaitVisible(chromedp.CSS(card)),
+		chromedp.WaitNotPresent(chromedp.CSS("#pending p.empty")),
+	)
+	if got := text(t, ctx, "#count"); got != "1" {
+		t.Errorf("pending count %q, want 1", got)
+	}
+	if got := text(t, ctx, card+" pre.cmd mark"); got != "rm -rf ./x" {
+		t.Errorf("highlighted span %q, want %q", got, "rm -rf ./x")
+	}
+	if got := text(t, ctx, card+" .left"); !strings.HasSuffix(got, "left") {
+		t.Errorf("time left %q", got)
+	}
+	step(t, ctx, "approve once", chromedp.Click(chromedp.CSS(card+` button[value="once"]`)))
+
+	res := waitDone(t, done)
+	if res.err != nil || !res.out.Allowed || res.code != 0 {
+		t.Fatalf("Shell after approval: allowed=%v code=%d err=%v msg=%q", res.out.Allowed, res.code, res.err, res.out.Message)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
+		t.Errorf("./x still exists after the approved rm: %v", err)
+	}
+	step(t, ctx, "see the notice", chromedp.WaitVisible(chromedp.CSS("#flash")))
+	if got := text(t, ctx, "#flash"); !strings.HasPrefix(got, "Approved “rm -rf ./x” once") {
+		t.Errorf("notice %q", got)
+	}
+	step(t, ctx, "the card is gone", chromedp.WaitNotPresent(chromedp.CSS(card)))
+}
+
+// TestBrowserDeny: deny with a reason and see the reason in the waiting
+// call's outcome; a screenshot of the pending page is saved (phone and
+// desktop widths).
+func TestBrowserDeny(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := newBrowser(t)
+	loginAndWatch(t, ctx, f)
+
+	dir := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "x"), 0o755), "mkdir")
+	pending, done := f.shellAsync(t.Context(), "browser-deny", "rm -rf ./x && git push -f origin main", dir)
+	req := waitRequest(t, pending, done)
+	card := "#req-" + req.ID
+	step(t, ctx, "see the request appear live", chromedp.WaitVisible(chromedp.CSS(card)))
+
+	screenshot(t, ctx, "pending-desktop.png")
+	step(t, ctx, "phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
+		chromedp.WaitVisible(chromedp.CSS(card)))
+	screenshot(t, ctx, "pending-phone.png")
+	step(t, ctx, "desktop viewport", chromedp.EmulateViewport(1100, 900))
+
+	const reason = "not on the release branch"
+	step(t, ctx, "deny with a reason",
+		chromedp.SendKeys(chromedp.CSS(card+` input[name="reason"]`), reason),
+		chromedp.Click(chromedp.CSS(card+` button[value="deny"]`)),
+	)
+	res := waitDone(t, done)
+	if res.out.Allowed || res.code != -1 {
+		t.Fatalf("the denied command ran: allowed=%v code=%d", res.out.Allowed, res.code)
+	}
+	if !strings.Contains(res.out.Message, "Their reason: "+reason) {
+		t.Errorf("outcome message %q lacks the reason", res.out.Message)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err != nil {
+		t.Errorf("./x is gone after a denial: %v", err)
+	}
+	step(t, ctx, "see the notice", chromedp.WaitVisible(chromedp.CSS("#flash")))
+	if got := text(t, ctx, "#flash"); !strings.Contains(got, "Denied") || !strings.Contains(got, reason) {
+		t.Errorf("notice %q", got)
+	}
+}
+
+// TestBrowserStaleCard: a request answered on another surface while its
+// card is on screen is marked ended with how it ended and its buttons
+// disabled, instead of staying live (the reference system's stale
+// buttons); a late click through the server still says "nothing pending".
+func TestBrowserStaleCard(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := newBrowser(t)
+	loginAndWatch(t, ctx, f)
+	pending, done := f.shellAsync(t.Context(), "browser-stale", "rm -rf ./nothing", t.TempDir())
+	req := waitRequest(t, pending, done)
+	card := "#req-" + req.ID
+	step(t, ctx, "see the request", chromedp.WaitVisible(chromedp.CSS(card)))
+
+	if _, err := f.broker.Resolve(t.Context(), req.ID, broker.Answer{Approve: false, By: "alice", Surface: "terminal", Reason: "answered elsewhere"}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, done)
+	step(t, ctx, "the card says how it ended",
+		chromedp.WaitVisible(chromedp.CSS(card+".ended .ended-note")),
+		chromedp.WaitVisible(chromedp.CSS(card+` button[value="once"][disabled]`)),
+	)
+	if got := text(t, ctx, card+" .ended-note"); got != "Denied by alice on terminal: answered elsewhere." {
+		t.Errorf("ended note %q", got)
+	}
+	if r, _ := f.db.GetRequest(t.Context(), req.ID); r.State != store.Denied {
+		t.Fatalf("state %s", r.State)
+	}
+}
+
+// TestBrowserComposer: create a web session, run a dangerous command from
+// its composer, approve it in the session's own queue (for the session,
+// as a prefix), and watch the run finish live; then the grants and audit
+// pages show the result. Screenshots of each page are saved.
+func TestBrowserComposer(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := newBrowser(t)
+	loginAndWatch(t, ctx, f)
+	step(t, ctx, "create a session",
+		chromedp.Navigate(f.srv.URL+"/sessions"),
+		chromedp.SendKeys(chromedp.CSS(`form.new-session input[name="key"]`), "phone"),
+		chromedp.Click(chromedp.CSS(`form.new-session button`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer input[name="line"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#live")),
+	)
+	step(t, ctx, "run a dangerous command",
+		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "!rm -rf ./nothing-here"),
+		chromedp.Click(chromedp.CSS(`form.composer button`)),
+		chromedp.WaitVisible(chromedp.CSS("#queue article.card")),
+		chromedp.WaitVisible(chromedp.CSS("#runs article.run.running")),
+	)
+	screenshot(t, ctx, "session-waiting.png")
+	step(t, ctx, "approve for the session, as a prefix",
+		chromedp.Click(chromedp.CSS(`#queue article.card input[name="grain"][value="prefix"]`)),
+		chromedp.Click(chromedp.CSS(`#queue article.card button[value="session"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#runs article.run.done")),
+		chromedp.WaitNotPresent(chromedp.CSS("#queue article.card")),
+	)
+	if got := text(t, ctx, "#runs article.run.done .state"); got != "exit 0" {
+		t.Errorf("run state %q", got)
+	}
+	// The grant covers the next rm at once: no question.
+	step(t, ctx, "run again",
+		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "rm -rf ./other"),
+		chromedp.Click(chromedp.CSS(`form.composer button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#runs article.run.done:nth-child(2)`)),
+	)
+	if p, _ := f.broker.Pending(t.Context(), "phone"); len(p) != 0 {
+		t.Errorf("the prefix grant did not cover the second rm: %d pending", len(p))
+	}
+	screenshot(t, ctx, "session-done.png")
+
+	step(t, ctx, "grants page", chromedp.Navigate(f.srv.URL+"/grants"), chromedp.WaitVisible(chromedp.CSS("code.pattern")))
+	if got := text(t, ctx, "code.pattern"); got != "rm -rf *" {
+		t.Errorf("grant pattern %q", got)
+	}
+	screenshot(t, ctx, "grants.png")
+	step(t, ctx, "verify the audit chain",
+		chromedp.Navigate(f.srv.URL+"/audit"),
+		chromedp.Click(chromedp.CSS("form.verify button")),
+		chromedp.WaitVisible(chromedp.CSS("#flash")),
+	)
+	if got := text(t, ctx, "#flash"); !strings.HasPrefix(got, "Audit chain verified:") {
+		t.Errorf("verify notice %q", got)
+	}
+	screenshot(t, ctx, "audit.png")
+}

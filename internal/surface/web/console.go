@@ -1,0 +1,339 @@
+// Package web is warden's web console: the surface where the operator
+// answers pending requests, watches sessions and runs commands as a web
+// session, revokes grants and reads the audit log.
+//
+// The console is server-rendered (html/template, embedded); a small
+// script served as a file (no inline script, so the Content Security
+// Policy forbids every other) follows the broker over Server-Sent Events
+// and re-fetches the live fragments on each event.
+//
+// # Security
+//
+// Everything but the login page and the static files needs the admin
+// token: either a session cookie got by posting the token to /login
+// (HttpOnly, SameSite=Strict, server-side session) or, for scripts,
+// "Authorization: Bearer TOKEN". Tokens are compared in constant time.
+// Every state-changing form carries the session's CSRF token, and POSTs
+// without it are refused; the login form uses a double-submit cookie.
+// Cross-origin POSTs are refused (Sec-Fetch-Site / Origin), and so is any
+// request whose Host header is not the address the connection arrived
+// on, a loopback name, or a host configured in Options.Hosts, so a DNS
+// rebinding page cannot talk to the console. Responses carry a strict
+// CSP, X-Frame-Options DENY, nosniff and Referrer-Policy no-referrer.
+//
+// # Answers
+//
+// An answer goes to the broker, whose compare-and-swap decides whether it
+// counted. A late click (the request had expired, was answered elsewhere
+// or was withdrawn) is told "nothing pending" with the cause, never
+// "approved" (DESIGN.md invariant 10). A card whose request ends while
+// it is on screen is marked with how it ended and its buttons disabled.
+//
+// # Composer
+//
+// A session page of a web session (owner gateway:web/KEY, session KEY)
+// has a composer. Each line is run as a shell command as that session,
+// with the console as its answer channel: "!cmd" runs cmd, and a line
+// without "!" is run as a command too (the console has no agent to hand
+// prose to). Runs continue in the background, bound to the console's
+// lifetime rather than the browser request, so a dangerous command's
+// question can be answered on the same page; the page follows the run
+// live. Sessions of other owners (terminal, chat) are shown read-only.
+//
+// # Routes
+//
+//	GET  /login, POST /login, POST /logout
+//	GET  /pending[?session=K]        pending requests (live)
+//	GET  /pending/list               the live fragment
+//	POST /pending/{id}/answer        decision=once|session|always|deny, grain=exact|prefix, pattern, reason
+//	GET  /sessions, POST /sessions   list; create a web session (key)
+//	GET  /sessions/{key}             queue, composer, runs
+//	GET  /sessions/{key}/runs        the live runs fragment
+//	POST /sessions/{key}/run         line
+//	POST /sessions/{key}/yolo        on=true|false
+//	GET  /grants, POST /grants/revoke (id)
+//	GET  /audit[?session&verdict&since&limit], POST /audit/verify
+//	GET  /events                     Server-Sent Events: created, ended, run
+//	GET  /static/…                   script and style sheet
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// SurfaceName is the console's surface name in answers and audit
+// records.
+const SurfaceName = "web"
+
+// Platform is the gateway platform of the console's own sessions: a
+// command typed in a session's composer runs as gateway:web/KEY.
+const Platform = "web"
+
+// AnsweredBy is recorded as who answered from the console: whoever holds
+// the admin token.
+const AnsweredBy = "admin"
+
+// Broker is what the console needs from the broker.
+type Broker interface {
+	// Pending lists pending requests, oldest first; "" means all
+	// sessions.
+	Pending(ctx context.Context, session string) ([]store.Request, error)
+	// Resolve answers one request; a request that already ended returns
+	// broker.ErrNotPending with the row as it ended.
+	Resolve(ctx context.Context, id string, a broker.Answer) (store.Request, error)
+	// Watch streams request events until ctx ends.
+	Watch(ctx context.Context, session string) <-chan broker.Event
+}
+
+// Store is what the console reads and changes in the host's store.
+type Store interface {
+	ListGrants(ctx context.Context) ([]grant.Grant, error)
+	RevokeGrant(ctx context.Context, id string) error
+	ListSessions(ctx context.Context) ([]store.SessionRow, error)
+	GetSession(ctx context.Context, key string) (store.SessionRow, error)
+	UpsertSession(ctx context.Context, s store.SessionRow) error
+	SetYolo(ctx context.Context, key string, on bool) error
+	Decisions(ctx context.Context, f store.AuditFilter) ([]store.Decision, error)
+	VerifyChain(ctx context.Context) (int, error)
+}
+
+// Runner runs a shell command as the owner bound to ctx: it authorises
+// (asking a human if the gate says so), audits, and runs.
+type Runner interface {
+	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error)
+}
+
+// Options configure a Console.
+type Options struct {
+	Broker Broker
+	Store  Store
+	// Runner runs composer commands; nil disables the composer.
+	Runner Runner
+	// Token is the admin token. If empty, it is read from TokenFile,
+	// which must not be readable by group or others.
+	Token     string
+	TokenFile string
+	// Hosts are extra Host header values to accept (a name the console
+	// is reached by through a reverse proxy), as "host" or "host:port".
+	// The address a connection arrived on and loopback names are always
+	// accepted.
+	Hosts []string
+	// Dir is the working directory of composer commands; empty means the
+	// host's.
+	Dir string
+	// SessionTTL bounds a login; zero means 12 hours.
+	SessionTTL time.Duration
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// MinTokenLen is the shortest admin token the console accepts.
+const MinTokenLen = 16
+
+// maxRunsPerSession is how many composer runs a session page keeps.
+const maxRunsPerSession = 20
+
+// maxActiveRuns bounds composer runs in flight across the console.
+const maxActiveRuns = 32
+
+// Console is the web console. It is an http.Handler; Close stops its
+// event streams and composer runs.
+type Console struct {
+	o       Options
+	log     *slog.Logger
+	token   []byte // SHA-256 of the admin token
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	static  http.Handler
+	origins *http.CrossOriginProtection
+
+	// ctx is cancelled by Close; streams and runs derive from it.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[[32]byte]*loginSession // by SHA-256 of the cookie value
+	runs     map[string][]*run          // by session key, newest last
+	active   int                        // runs in flight
+	nextRun  int
+	subs     map[chan event]struct{} // run events for /events
+
+	viewsMu   sync.Mutex
+	viewCache map[string]*requestView // pending request id → its card
+}
+
+var _ owner.AnswerChannel = (*Console)(nil)
+
+// New returns a Console.
+func New(o Options) (*Console, error) {
+	if o.Broker == nil || o.Store == nil {
+		return nil, errors.New("web console: broker and store are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = 12 * time.Hour
+	}
+	tok := o.Token
+	if tok == "" {
+		if o.TokenFile == "" {
+			return nil, errors.New("web console: no admin token (Token or TokenFile)")
+		}
+		var err error
+		if tok, err = readToken(o.TokenFile); err != nil {
+			return nil, fmt.Errorf("web console: %w", err)
+		}
+	}
+	if len(tok) < MinTokenLen {
+		return nil, fmt.Errorf("web console: admin token shorter than %d characters", MinTokenLen)
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
+	}
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	c := &Console{
+		o: o, log: o.Logger.With("component", "web"),
+		token: digest(tok), pages: pages,
+		static:  http.StripPrefix("/static/", http.FileServerFS(static)),
+		origins: http.NewCrossOriginProtection(),
+		ctx:     ctx, cancel: cancel,
+		sessions:  map[[32]byte]*loginSession{},
+		runs:      map[string][]*run{},
+		subs:      map[chan event]struct{}{},
+		viewCache: map[string]*requestView{},
+	}
+	c.routes()
+	return c, nil
+}
+
+// readToken reads an admin token file, refusing one others can read.
+func readToken(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("read token: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("read token: %s is accessible by group or others (mode %v); chmod 600 it", path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read token: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// Surface names the console as an answer channel.
+func (c *Console) Surface() string { return SurfaceName }
+
+// Close ends the console's event streams and withdraws its composer runs
+// (their contexts end, so their pending requests are withdrawn and their
+// commands killed), and waits for them. The handler answers 503 to
+// streams and runs started afterwards.
+func (c *Console) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	for ch := range c.subs {
+		delete(c.subs, ch)
+		close(ch)
+	}
+	c.mu.Unlock()
+	c.cancel(errors.New("web console closed"))
+	c.wg.Wait()
+	return nil
+}
+
+// routes registers the console's handlers.
+func (c *Console) routes() {
+	m := http.NewServeMux()
+	m.Handle("GET /static/", c.static)
+	m.HandleFunc("GET /login", c.loginPage)
+	m.HandleFunc("POST /login", c.login)
+
+	auth := func(pattern string, h func(http.ResponseWriter, *http.Request, *authn)) {
+		m.Handle(pattern, c.authed(h))
+	}
+	auth("POST /logout", c.logout)
+	auth("GET /{$}", func(w http.ResponseWriter, r *http.Request, _ *authn) {
+		http.Redirect(w, r, "/pending", http.StatusSeeOther)
+	})
+	auth("GET /events", c.events)
+	auth("GET /pending", c.pendingPage)
+	auth("GET /pending/list", c.pendingFragment)
+	auth("POST /pending/{id}/answer", c.answer)
+	auth("GET /sessions", c.sessionsPage)
+	auth("POST /sessions", c.createSession)
+	auth("GET /sessions/{key}", c.sessionPage)
+	auth("GET /sessions/{key}/runs", c.runsList)
+	auth("POST /sessions/{key}/run", c.runCommand)
+	auth("POST /sessions/{key}/yolo", c.setYolo)
+	auth("GET /grants", c.grantsPage)
+	auth("POST /grants/revoke", c.revokeGrant)
+	auth("GET /audit", c.auditPage)
+	auth("POST /audit/verify", c.verifyChain)
+	c.mux = m
+}
+
+// ServeHTTP checks the Host header and cross-origin writes, sets the
+// security headers, and routes.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
+	if !c.hostAllowed(r) {
+		c.log.WarnContext(r.Context(), "refused host", "host", r.Host, "remote", r.RemoteAddr)
+		http.Error(w, "host not allowed", http.StatusMisdirectedRequest)
+		return
+	}
+	if err := c.origins.Check(r); err != nil {
+		c.log.WarnContext(r.Context(), "refused cross-origin request", "method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"), "err", err)
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
+		return
+	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	}
+	c.mux.ServeHTTP(w, r)
+}
+
+// securityHeaders sets the headers every response carries.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+}

@@ -1,0 +1,326 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/sqlite"
+	"github.com/wardenhq/warden/internal/tools"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const testToken = "test-admin-token-0123456789abcdef"
+
+// fixture is a console on a real store, broker, gate and runner, served
+// by an httptest server on loopback.
+type fixture struct {
+	t       testing.TB
+	db      *sqlite.DB
+	broker  *broker.Broker
+	runner  *runner.Runner
+	console *Console
+	srv     *httptest.Server
+}
+
+type fixtureOptions struct {
+	timeout time.Duration // the broker's default wait
+	hosts   []string
+	now     func() time.Time // the console's clock
+}
+
+// logWriter sends log lines to the test's output.
+type logWriter struct{ t testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func newFixture(t testing.TB, fo fixtureOptions) *fixture {
+	t.Helper()
+	if fo.timeout == 0 {
+		fo.timeout = time.Minute
+	}
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	b := broker.New(broker.Options{Requests: db, Grants: db, Host: "test", Timeout: fo.timeout, Logger: log})
+	t.Cleanup(func() { b.Close(context.Background(), "test over") })
+	g, err := gate.New(gate.Options{Grants: db, Sessions: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Logger: log,
+		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}})
+	c, err := New(Options{Broker: b, Store: db, Runner: r, Token: testToken, Hosts: fo.hosts, Logger: log, Dir: t.TempDir(), Now: fo.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c)
+	// Cleanups run last first: close the console (its streams and runs),
+	// then the server, then the broker and the store registered above.
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { c.Close() })
+	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv}
+}
+
+// client is a browser-like client: a cookie jar, no automatic redirects.
+type client struct {
+	t    testing.TB
+	f    *fixture
+	hc   *http.Client
+	csrf string
+}
+
+func (f *fixture) client() *client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return &client{t: f.t, f: f, hc: &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// response is a read response.
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (c *client) do(req *http.Request) response {
+	c.t.Helper()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+func (c *client) get(path string) response {
+	c.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, c.f.srv.URL+path, nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return c.do(req)
+}
+
+// post posts a form; it adds the session's CSRF token unless form has
+// one (use csrf="" explicitly by passing the key with an empty value).
+func (c *client) post(path string, form url.Values, hdr ...string) response {
+	c.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if _, ok := form["csrf"]; !ok && c.csrf != "" {
+		form.Set("csrf", c.csrf)
+	}
+	req, err := http.NewRequest(http.MethodPost, c.f.srv.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	return c.do(req)
+}
+
+// follow posts and then gets the page the post redirected to.
+func (c *client) follow(path string, form url.Values) response {
+	c.t.Helper()
+	r := c.post(path, form)
+	if r.status != http.StatusSeeOther {
+		c.t.Fatalf("POST %s: status %d, want 303; body %q", path, r.status, r.body)
+	}
+	return c.get(r.header.Get("Location"))
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// login logs in with the token and remembers the session's CSRF token.
+func (c *client) login(token string) response {
+	c.t.Helper()
+	page := c.get("/login")
+	m := csrfRE.FindStringSubmatch(page.body)
+	if m == nil {
+		c.t.Fatalf("login page has no CSRF field: %s", page.body)
+	}
+	r := c.post("/login", url.Values{"csrf": {m[1]}, "token": {token}})
+	if r.status == http.StatusSeeOther {
+		p := c.get(r.header.Get("Location"))
+		if m := csrfRE.FindStringSubmatch(p.body); m != nil {
+			c.csrf = m[1]
+		}
+	}
+	return r
+}
+
+// flashOf returns the page's notice text.
+func flashOf(body string) string {
+	m := regexp.MustCompile(`(?s)<p class="flash [a-z]+" id="flash" role="status">(.*?)</p>`).FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
+}
+
+// webOwnerCtx binds the web session key's owner, answered on the
+// console, to ctx.
+func (f *fixture) webOwnerCtx(ctx context.Context, key string) context.Context {
+	f.t.Helper()
+	o, err := f.console.webOwner(key)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return owner.With(ctx, o)
+}
+
+// shellResult is what a background Runner.Shell call returned.
+type shellResult struct {
+	out    runner.Outcome
+	code   int
+	err    error
+	stdout string
+}
+
+// lockedBuffer is an io.Writer safe for the terminal's two writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// shellAsync runs command as web session key in the background. It
+// returns the pending request once the broker holds it (or fails the
+// test), and the channel of the call's result.
+func (f *fixture) shellAsync(ctx context.Context, key, command, dir string) (<-chan store.Request, <-chan shellResult) {
+	ctx = f.webOwnerCtx(ctx, key)
+	pending := make(chan store.Request, 1)
+	done := make(chan shellResult, 1)
+	go func() {
+		var out lockedBuffer
+		o, code, err := f.runner.Shell(ctx, command, dir, &out, &out, func(r store.Request) {
+			select {
+			case pending <- r:
+			default:
+			}
+		})
+		done <- shellResult{out: o, code: code, err: err, stdout: out.String()}
+	}()
+	return pending, done
+}
+
+// waitRequest waits for the pending request of a background call.
+func waitRequest(t testing.TB, pending <-chan store.Request, done <-chan shellResult) store.Request {
+	t.Helper()
+	select {
+	case r := <-pending:
+		return r
+	case res := <-done:
+		t.Fatalf("the call ended without asking: allowed=%v code=%d err=%v message=%q", res.out.Allowed, res.code, res.err, res.out.Message)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no pending request after 20s")
+	}
+	return store.Request{}
+}
+
+// waitDone waits for a background call to return.
+func waitDone(t testing.TB, done <-chan shellResult) shellResult {
+	t.Helper()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiting Shell call did not return within 20s")
+	}
+	return shellResult{}
+}
+
+// eventually polls cond until it holds.
+func eventually(t testing.TB, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		ok, s := cond()
+		if ok {
+			return
+		}
+		last = s
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s: not after 20s; last: %s", what, last)
+}
+
+// must fails the test on err.
+func must(t testing.TB, err error, what ...any) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", fmt.Sprint(what...), err)
+	}
+}
+
+// atomicTime is a settable clock.
+type atomicTime struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (a *atomicTime) get() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.t
+}
+
+func (a *atomicTime) set(t time.Time) {
+	a.mu.Lock()
+	a.t = t
+	a.mu.Unlock()
+}

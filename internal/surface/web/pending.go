@@ -1,0 +1,521 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/shell"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// cardSize is about how many bytes one rendered card takes.
+const cardSize = 3 << 10
+
+// maxReason bounds a denial's reason, in bytes.
+const maxReason = 500
+
+// requestView is one pending request as its card shows it. It is built
+// once per request (a pending request does not change) and cached; only
+// the time left is computed per render.
+type requestView struct {
+	ID, Session, Owner, Kind, Rule string
+	// SessionURL is the session's page.
+	SessionURL string
+	// Segments are the analysed command split on finding boundaries;
+	// Hit segments lie inside at least one finding's span.
+	Segments []segment
+	// Normalised is set when the analysed text differs from the
+	// command as the agent sent it (control bytes removed, NFKC).
+	Normalised bool
+	// Detail describes actions that are not shell commands.
+	Detail  []detail
+	Classes []classView
+	Created string
+	// DeadlineISO is for the countdown script; DeadlineClock for people.
+	DeadlineISO, DeadlineClock string
+	deadline                   time.Time
+	// Prefix is broker.DefaultPrefix; empty hides the prefix grain.
+	Prefix string
+	// Left is the server's rendering of the time left, set per render
+	// on a copy; the script counts down from DeadlineISO.
+	Left string
+}
+
+// segment is a run of the command text.
+type segment struct {
+	Text string
+	Hit  bool
+	// Tier is the most severe tier of the findings covering a hit.
+	Tier  string
+	Title string
+}
+
+type detail struct{ Label, Value string }
+
+type classView struct{ Key, Description, Tier string }
+
+// pendingList is what the live pending fragment renders.
+type pendingList struct {
+	Requests []requestView
+	CSRF     string
+	// Back is where answering returns to.
+	Back string
+}
+
+// pendingData is the pending page.
+type pendingData struct {
+	Session string
+	ListURL string
+	List    pendingList
+}
+
+// pendingPage renders every pending request (or one session's).
+func (c *Console) pendingPage(w http.ResponseWriter, r *http.Request, a *authn) {
+	session := r.URL.Query().Get("session")
+	list, err := c.listPending(r.Context(), a, session, "/pending"+queryOf("session", session))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	title := fmt.Sprintf("Pending (%d)", len(list.Requests))
+	c.execute(w, r, http.StatusOK, "pending", "layout.html", c.pageFor(a, "pending", title, pendingData{
+		Session: session,
+		ListURL: "/pending/list" + queryOf("session", session, "back", list.Back),
+		List:    list,
+	}), len(list.Requests)*cardSize)
+}
+
+// pendingFragment renders the live list the script swaps in.
+func (c *Console) pendingFragment(w http.ResponseWriter, r *http.Request, a *authn) {
+	q := r.URL.Query()
+	list, err := c.listPending(r.Context(), a, q.Get("session"), q.Get("back"))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.fragment(w, r, "pending", "pendingItems", list, len(list.Requests)*cardSize)
+}
+
+// listPending builds the views of the pending requests of session ("" for
+// all).
+func (c *Console) listPending(ctx context.Context, a *authn, session, back string) (pendingList, error) {
+	reqs, err := c.o.Broker.Pending(ctx, session)
+	if err != nil {
+		return pendingList{}, fmt.Errorf("list pending: %w", err)
+	}
+	now := c.o.Now()
+	views := c.views(reqs)
+	out := pendingList{Requests: make([]requestView, len(reqs)), CSRF: c.csrfOf(a), Back: safeNext(back)}
+	for i, v := range views {
+		out.Requests[i] = *v // a copy: the cached view is shared
+		out.Requests[i].Left = left(now, v.deadline)
+	}
+	if session == "" {
+		c.pruneViews(reqs)
+	}
+	return out, nil
+}
+
+// maxViews bounds the view cache.
+const maxViews = 20000
+
+// views returns the cached views of pending requests, building the
+// missing ones — in parallel when many arrived at once (decoding the
+// analyses is most of a first render).
+func (c *Console) views(reqs []store.Request) []*requestView {
+	out := make([]*requestView, len(reqs))
+	var missing []int
+	c.viewsMu.Lock()
+	for i, r := range reqs {
+		if v, ok := c.viewCache[r.ID]; ok {
+			out[i] = v
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	c.viewsMu.Unlock()
+	if len(missing) == 0 {
+		return out
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(missing)/64+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for j := w; j < len(missing); j += workers {
+				i := missing[j]
+				out[i] = viewRequest(reqs[i])
+			}
+		})
+	}
+	wg.Wait()
+	c.viewsMu.Lock()
+	if len(c.viewCache)+len(missing) > maxViews {
+		clear(c.viewCache)
+	}
+	for _, i := range missing {
+		c.viewCache[reqs[i].ID] = out[i]
+	}
+	c.viewsMu.Unlock()
+	return out
+}
+
+// pruneViews drops the views of requests no longer pending, given the
+// full pending list.
+func (c *Console) pruneViews(pending []store.Request) {
+	c.viewsMu.Lock()
+	defer c.viewsMu.Unlock()
+	if len(c.viewCache) <= len(pending) {
+		return
+	}
+	keep := make(map[string]bool, len(pending))
+	for _, r := range pending {
+		keep[r.ID] = true
+	}
+	for id := range c.viewCache {
+		if !keep[id] {
+			delete(c.viewCache, id)
+		}
+	}
+}
+
+// viewRequest turns a request into what its card shows.
+func viewRequest(r store.Request) *requestView {
+	v := &requestView{
+		ID: r.ID, Session: r.Session, Owner: r.OwnerText, Kind: string(r.Action.Kind), Rule: r.Rule,
+		SessionURL: sessionURL(r.Session), Created: clock(r.Created),
+		DeadlineISO: iso(r.Deadline), DeadlineClock: clock(r.Deadline), deadline: r.Deadline,
+	}
+	var an *findings
+	if len(r.Analysis) > 0 {
+		var a findings
+		if json.Unmarshal(r.Analysis, &a) == nil {
+			an = &a
+		}
+	}
+	switch {
+	case r.Action.Kind == action.Shell && an != nil:
+		v.Segments = highlight(an.Input, an.Findings)
+		v.Normalised = an.Input != r.Action.Command
+		v.Prefix = broker.DefaultPrefix(r)
+	case r.Action.Kind == action.Shell:
+		v.Segments = []segment{{Text: r.Action.Command}}
+	default:
+		v.Detail = details(r.Action)
+	}
+	if r.Action.Dir != "" {
+		v.Detail = append(v.Detail, detail{"in", r.Action.Dir})
+	}
+	v.Classes = classes(r.Classes, an)
+	return v
+}
+
+// findings is the part of a shell.Analysis a card shows: decoding only
+// it skips the parsed commands' allocations.
+type findings struct {
+	Input    string          `json:"input"`
+	Findings []shell.Finding `json:"findings"`
+}
+
+// highlight splits input on the boundaries of the findings' spans. Spans
+// outside the text or not on character boundaries are ignored rather than
+// trusted to cut a character in two.
+func highlight(input string, findings []shell.Finding) []segment {
+	valid := func(i int) bool { return i == len(input) || (i >= 0 && i < len(input) && utf8.RuneStart(input[i])) }
+	var spans []shell.Finding
+	cuts := []int{0, len(input)}
+	for _, f := range findings {
+		s, e := f.Span.Start, f.Span.End
+		if s < 0 || e > len(input) || s >= e || !valid(s) || !valid(e) {
+			continue
+		}
+		spans = append(spans, f)
+		cuts = append(cuts, s, e)
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	out := make([]segment, 0, len(cuts))
+	for i := 0; i+1 < len(cuts); i++ {
+		a, b := cuts[i], cuts[i+1]
+		seg := segment{Text: input[a:b]}
+		var titles []string
+		for _, f := range spans {
+			if f.Span.Start <= a && b <= f.Span.End {
+				seg.Hit = true
+				if seg.Tier != string(shell.TierHardline) {
+					seg.Tier = string(f.Tier)
+				}
+				t := f.Class
+				if f.Description != "" {
+					t += ": " + f.Description
+				}
+				if !slices.Contains(titles, t) {
+					titles = append(titles, t)
+				}
+			}
+		}
+		seg.Title = strings.Join(titles, "; ")
+		if n := len(out); n > 0 && !seg.Hit && !out[n-1].Hit {
+			out[n-1].Text += seg.Text
+			continue
+		}
+		out = append(out, seg)
+	}
+	return out
+}
+
+// classes describes the request's class keys from the catalogue, falling
+// back to the findings' own descriptions.
+func classes(keys []string, an *findings) []classView {
+	out := make([]classView, 0, len(keys))
+	for _, k := range keys {
+		cv := classView{Key: k}
+		if cl, ok := shell.Lookup(k); ok {
+			cv.Description, cv.Tier = cl.Description, string(cl.Tier)
+		} else if an != nil {
+			for _, f := range an.Findings {
+				if f.Class == k {
+					cv.Description, cv.Tier = f.Description, string(f.Tier)
+					break
+				}
+			}
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+// details describes an action that is not a shell command.
+func details(a action.Action) []detail {
+	var out []detail
+	add := func(label, v string) {
+		if v != "" {
+			out = append(out, detail{label, v})
+		}
+	}
+	switch a.Kind {
+	case action.Code:
+		add("language", a.Language)
+		add("code", a.Source)
+	case action.Write:
+		add("write", a.Path)
+		if a.Size > 0 {
+			add("size", fmt.Sprintf("%d bytes", a.Size))
+		}
+	case action.MCP:
+		add("tool", a.Server+" / "+a.Tool)
+		add("args", string(a.Args))
+	case action.Plugin:
+		add("plugin", a.Plugin)
+		add("rule", a.RuleKey)
+		add("reason", a.Reason)
+	default:
+		add("payload", a.Payload())
+	}
+	return out
+}
+
+// answer resolves one request from a card's buttons.
+func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
+	id := r.PathValue("id")
+	back := safeNext(r.PostFormValue("back"))
+	ans := broker.Answer{By: AnsweredBy, Surface: SurfaceName}
+	switch r.PostFormValue("decision") {
+	case "once":
+		ans.Approve, ans.Scope = true, store.Once
+	case "session":
+		ans.Approve, ans.Scope = true, store.Session
+	case "always":
+		ans.Approve, ans.Scope = true, store.Always
+	case "deny":
+		ans.Reason = cleanReason(r.PostFormValue("reason"))
+	default:
+		c.done(w, r, a, back, http.StatusBadRequest, "error", "Choose Approve once, For this session, Always or Deny.")
+		return
+	}
+	if ans.Approve && ans.Scope != store.Once {
+		switch g := r.PostFormValue("grain"); g {
+		case "", string(grant.Exact):
+			ans.Grain = grant.Exact
+		case string(grant.Prefix):
+			p, err := prefixPattern(r.PostFormValue("pattern"))
+			if err != nil {
+				c.done(w, r, a, back, http.StatusBadRequest, "error", "Not answered: "+err.Error()+".")
+				return
+			}
+			ans.Grain, ans.Pattern = grant.Prefix, p
+		default:
+			c.done(w, r, a, back, http.StatusBadRequest, "error", "Unknown grain "+g+"; choose exact or prefix.")
+			return
+		}
+	}
+	// The human has spoken: record the answer even if the browser goes
+	// away while the store writes it.
+	req, err := c.o.Broker.Resolve(context.WithoutCancel(r.Context()), id, ans)
+	switch {
+	case errors.Is(err, broker.ErrNotPending):
+		c.done(w, r, a, back, http.StatusConflict, "late", lateText(req))
+	case errors.Is(err, store.ErrNotFound):
+		c.done(w, r, a, back, http.StatusNotFound, "late", "Nothing pending — there is no request "+id+".")
+	case err != nil:
+		c.log.ErrorContext(r.Context(), "resolve request", "id", id, "err", err)
+		c.done(w, r, a, back, http.StatusInternalServerError, "error", "The answer was not recorded (store error); nothing was approved. Try again.")
+	default:
+		c.log.InfoContext(r.Context(), "answered", "id", id, "state", req.State, "scope", req.Scope, "grain", req.Grain)
+		c.done(w, r, a, back, http.StatusOK, "ok", answeredText(req, ans.Pattern))
+	}
+}
+
+// prefixPattern normalises a prefix the human typed: plain words; the
+// trailing "*" is implied. Empty lets the broker derive it.
+func prefixPattern(p string) (string, error) {
+	p = strings.TrimSpace(strings.TrimSuffix(grant.Normalize(p), "*"))
+	if p == "" {
+		return "", nil
+	}
+	if strings.Contains(p, "*") {
+		return "", errors.New("a prefix is plain words (like “git push”); only the trailing * is implied")
+	}
+	if _, err := grant.Parse(p + " *"); err != nil {
+		return "", fmt.Errorf("unusable prefix: %w", err)
+	}
+	return p, nil
+}
+
+// cleanReason bounds a denial's reason and drops control characters: it
+// is shown to the agent and written to the audit log.
+func cleanReason(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.TrimSpace(s))
+	if len(s) > maxReason {
+		s = s[:maxReason]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	return s
+}
+
+// what names a request's action in a notice.
+func what(r store.Request) string {
+	s := r.Action.Payload()
+	if r.Action.Kind != action.Shell {
+		s = string(r.Action.Kind) + " " + s
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > 80 {
+		s = string([]rune(s)[:79]) + "…"
+	}
+	return "“" + s + "”"
+}
+
+// answeredText confirms an answer that counted.
+func answeredText(r store.Request, pattern string) string {
+	if r.State == store.Denied {
+		msg := "Denied " + what(r) + "."
+		if r.Reason != "" {
+			msg += " Reason given to the agent: " + r.Reason
+		}
+		return msg
+	}
+	if r.State != store.Answered {
+		return lateText(r) // cannot happen: a successful Resolve ends in one of the two
+	}
+	cover := "this exact command"
+	if r.Grain == grant.Prefix {
+		if pattern == "" {
+			pattern = broker.DefaultPrefix(r)
+		}
+		cover = "commands starting with “" + pattern + " *”"
+	}
+	switch r.Scope {
+	case store.Session:
+		return "Approved " + what(r) + " and, for session " + r.Session + ", " + cover + "."
+	case store.Always:
+		return "Approved " + what(r) + " and, always, " + cover + "."
+	}
+	return "Approved " + what(r) + " once."
+}
+
+// lateText tells a human their answer came after the request ended. It
+// never says "approved": the click did not approve anything
+// (invariant 10; the reference system showed expired taps as approved).
+func lateText(r store.Request) string {
+	base := "Nothing pending — " + what(r)
+	switch r.State {
+	case store.Expired:
+		return base + " had expired at " + r.Deadline.Local().Format("15:04:05") + "; nobody answered in time, so it was not run. Your answer was not used."
+	case store.Answered:
+		return base + " was already answered" + by(r) + " (" + scopeText(r.Scope) + "). Your answer was not used."
+	case store.Denied:
+		msg := base + " was already denied" + by(r)
+		if r.Reason != "" {
+			msg += " (reason: " + r.Reason + ")"
+		}
+		return msg + ". Your answer was not used."
+	case store.Withdrawn:
+		cause := r.Reason
+		if cause == "" {
+			cause = "the asker went away"
+		}
+		return base + " was withdrawn (" + cause + "). Your answer was not used."
+	}
+	return "Nothing pending for that request. Your answer was not used."
+}
+
+// endedText says how a request ended, for cards that are still on screen
+// when it ends elsewhere.
+func endedText(r store.Request) string {
+	switch r.State {
+	case store.Answered:
+		return "Approved " + scopeText(r.Scope) + by(r) + "."
+	case store.Denied:
+		msg := "Denied" + by(r)
+		if r.Reason != "" {
+			msg += ": " + r.Reason
+		}
+		return msg + "."
+	case store.Expired:
+		return "Expired: nobody answered in time; it was not run."
+	case store.Withdrawn:
+		return "Withdrawn (" + r.Reason + "); it was not run."
+	}
+	return "Ended."
+}
+
+func scopeText(s store.Scope) string {
+	switch s {
+	case store.Session:
+		return "for the session"
+	case store.Always:
+		return "always"
+	}
+	return "once"
+}
+
+func by(r store.Request) string {
+	out := ""
+	if r.By != "" {
+		out += " by " + r.By
+	}
+	if r.Surface != "" {
+		out += " on " + r.Surface
+	}
+	return out
+}

@@ -1,0 +1,381 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// maxOutput bounds the output a run keeps, in bytes.
+const maxOutput = 64 << 10
+
+// Run states.
+const (
+	runStarted = "running" // deciding, asking or running
+	runDone    = "done"    // ran; Exit is its exit code
+	runBlocked = "blocked" // not run: denied, expired or withdrawn
+	runFailed  = "error"   // could not be authorised or started
+)
+
+// run is one composer command. Its fields are guarded by Console.mu;
+// out guards itself.
+type run struct {
+	id      int
+	session string
+	command string
+	started time.Time
+	ended   time.Time
+	state   string
+	request string // the pending request it asked, if any
+	message string
+	exit    int
+	out     *output
+}
+
+// output is a bounded, concurrency-safe buffer for a command's stdout and
+// stderr (the terminal writes both from its own goroutines).
+type output struct {
+	mu        sync.Mutex
+	b         []byte
+	truncated bool
+}
+
+// Write keeps the first maxOutput bytes.
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	room := maxOutput - len(o.b)
+	if len(p) > room {
+		o.b = append(o.b, p[:max(room, 0)]...)
+		o.truncated = true
+	} else {
+		o.b = append(o.b, p...)
+	}
+	return len(p), nil
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := strings.ToValidUTF8(string(o.b), "\uFFFD")
+	if o.truncated {
+		s += "\n… output truncated"
+	}
+	return s
+}
+
+// runView is a run as its list shows it.
+type runView struct {
+	ID      int
+	Key     string // changes whenever the view does, so the script swaps it
+	Command string
+	Started time.Time
+	Ended   time.Time
+	State   string
+	Request string
+	Message string
+	Exit    int
+	Output  string
+}
+
+// sessionView is one row of the sessions page.
+type sessionView struct {
+	store.SessionRow
+	Pending int
+	Web     bool
+}
+
+// sessionsData is the sessions page.
+type sessionsData struct {
+	Sessions []sessionView
+}
+
+// sessionData is one session's page.
+type sessionData struct {
+	Session  sessionView
+	ListURL  string
+	RunsURL  string
+	Queue    pendingList
+	Composer bool
+	Runs     []runView
+}
+
+// sessionsPage lists the known sessions with their pending counts.
+func (c *Console) sessionsPage(w http.ResponseWriter, r *http.Request, a *authn) {
+	rows, err := c.o.Store.ListSessions(r.Context())
+	if err != nil {
+		c.fail(w, r, fmt.Errorf("list sessions: %w", err))
+		return
+	}
+	pending, err := c.o.Broker.Pending(r.Context(), "")
+	if err != nil {
+		c.fail(w, r, fmt.Errorf("list pending: %w", err))
+		return
+	}
+	count := map[string]int{}
+	for _, p := range pending {
+		count[p.Session]++
+	}
+	d := sessionsData{Sessions: make([]sessionView, 0, len(rows))}
+	for _, row := range rows {
+		d.Sessions = append(d.Sessions, sessionView{SessionRow: row, Pending: count[row.Key], Web: isWebSession(row)})
+	}
+	c.render(w, r, http.StatusOK, "sessions", c.pageFor(a, "sessions", "Sessions", d))
+}
+
+// sessionPage shows one session: its queue, its composer and its runs.
+func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, a *authn) {
+	key := r.PathValue("key")
+	row, err := c.o.Store.GetSession(r.Context(), key)
+	if errors.Is(err, store.ErrNotFound) {
+		c.setFlash(a, "error", "There is no session "+key+".")
+		http.Redirect(w, r, "/sessions", http.StatusSeeOther)
+		return
+	}
+	if err != nil {
+		c.fail(w, r, fmt.Errorf("get session %s: %w", key, err))
+		return
+	}
+	here := sessionURL(key)
+	queue, err := c.listPending(r.Context(), a, key, here)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d := sessionData{
+		Session:  sessionView{SessionRow: row, Pending: len(queue.Requests), Web: isWebSession(row)},
+		ListURL:  "/pending/list" + queryOf("session", key, "back", here),
+		RunsURL:  here + "/runs",
+		Queue:    queue,
+		Composer: c.o.Runner != nil && isWebSession(row) && row.Ended.IsZero(),
+		Runs:     c.runViews(key),
+	}
+	c.render(w, r, http.StatusOK, "session", c.pageFor(a, "sessions", "Session "+key, d))
+}
+
+// runsList renders a session's runs for the script.
+func (c *Console) runsList(w http.ResponseWriter, r *http.Request, _ *authn) {
+	c.fragment(w, r, "session", "runItems", c.runViews(r.PathValue("key")), 0)
+}
+
+// sessionURL is a session's page; the key is one escaped path segment,
+// slashes included.
+func sessionURL(key string) string { return "/sessions/" + url.PathEscape(key) }
+
+// isWebSession reports whether a session is one of the console's own:
+// owner gateway:web/KEY with session KEY. Only those get a composer, so a
+// command typed here never runs as a chat or terminal session.
+func isWebSession(row store.SessionRow) bool {
+	o, err := owner.Parse(row.OwnerText)
+	if err != nil {
+		return false
+	}
+	_, hasParent := o.Parent()
+	return o.Kind() == owner.KindGateway && o.Platform() == Platform && o.Chat() == row.Key && o.User() == "" &&
+		o.SessionKey() == row.Key && !hasParent
+}
+
+// webOwner is the owner of a command typed in session key's composer:
+// gateway:web/KEY, session KEY, answered on this console.
+func (c *Console) webOwner(key string) (owner.Owner, error) {
+	o, err := owner.Gateway(Platform, key, "")
+	if err == nil {
+		o, err = o.WithSession(key)
+	}
+	if err == nil {
+		o, err = o.WithChannel(c)
+	}
+	if err != nil {
+		return owner.Owner{}, fmt.Errorf("web session %q: %w", key, err)
+	}
+	return o, nil
+}
+
+// createSession creates a web session with the key the human chose.
+func (c *Console) createSession(w http.ResponseWriter, r *http.Request, a *authn) {
+	key := strings.TrimSpace(r.PostFormValue("key"))
+	if key == "" {
+		c.done(w, r, a, "/sessions", http.StatusBadRequest, "error", "Give the new session a key.")
+		return
+	}
+	o, err := c.webOwner(key)
+	if err != nil {
+		c.done(w, r, a, "/sessions", http.StatusBadRequest, "error", "Not a usable session key: "+err.Error()+".")
+		return
+	}
+	ownerJSON, err := json.Marshal(o)
+	if err != nil {
+		c.fail(w, r, fmt.Errorf("encode owner: %w", err))
+		return
+	}
+	if err := c.o.Store.UpsertSession(r.Context(), store.SessionRow{
+		Key: key, Owner: ownerJSON, OwnerText: o.String(), Created: c.o.Now(),
+	}); err != nil {
+		c.fail(w, r, fmt.Errorf("create session %s: %w", key, err))
+		return
+	}
+	row, err := c.o.Store.GetSession(r.Context(), key)
+	if err != nil {
+		c.fail(w, r, fmt.Errorf("get session %s: %w", key, err))
+		return
+	}
+	if !isWebSession(row) {
+		c.done(w, r, a, "/sessions", http.StatusConflict, "error", "Session "+key+" already exists and belongs to "+row.OwnerText+"; choose another key.")
+		return
+	}
+	c.done(w, r, a, sessionURL(key), http.StatusOK, "ok", "Session "+key+" is ready: type a command below.")
+}
+
+// setYolo turns session yolo on or off.
+func (c *Console) setYolo(w http.ResponseWriter, r *http.Request, a *authn) {
+	key := r.PathValue("key")
+	on := r.PostFormValue("on") == "true"
+	if err := c.o.Store.SetYolo(r.Context(), key, on); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			c.done(w, r, a, "/sessions", http.StatusNotFound, "error", "There is no session "+key+".")
+			return
+		}
+		c.fail(w, r, fmt.Errorf("set yolo %s: %w", key, err))
+		return
+	}
+	c.log.InfoContext(r.Context(), "session yolo", "session", key, "on", on)
+	msg := "Yolo is off for session " + key + ": dangerous commands ask again."
+	if on {
+		msg = "Yolo is ON for session " + key + ": dangerous commands run without asking (hardline and deny rules still apply)."
+	}
+	c.done(w, r, a, sessionURL(key), http.StatusOK, "ok", msg)
+}
+
+// runCommand starts a composer line as the web session. A line starting
+// with "!" is a shell command; so is any other line, since the console
+// has no agent to hand prose to. The run continues in the background
+// (its approval may be answered on this very page); the page follows it
+// live.
+func (c *Console) runCommand(w http.ResponseWriter, r *http.Request, a *authn) {
+	key := r.PathValue("key")
+	here := sessionURL(key)
+	cmd := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(r.PostFormValue("line")), "!"))
+	if cmd == "" {
+		c.done(w, r, a, here, http.StatusBadRequest, "error", "Type a command, like !ls -la.")
+		return
+	}
+	if c.o.Runner == nil {
+		c.done(w, r, a, here, http.StatusServiceUnavailable, "error", "This console cannot run commands.")
+		return
+	}
+	row, err := c.o.Store.GetSession(r.Context(), key)
+	if errors.Is(err, store.ErrNotFound) {
+		c.done(w, r, a, "/sessions", http.StatusNotFound, "error", "There is no session "+key+".")
+		return
+	}
+	if err != nil {
+		c.fail(w, r, fmt.Errorf("get session %s: %w", key, err))
+		return
+	}
+	if !isWebSession(row) || !row.Ended.IsZero() {
+		c.done(w, r, a, here, http.StatusConflict, "error", "Session "+key+" is not an open web session; commands run only as web sessions.")
+		return
+	}
+	o, err := c.webOwner(key)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	ru, err := c.startRun(o, cmd)
+	if err != nil {
+		c.done(w, r, a, here, http.StatusServiceUnavailable, "error", "Not started: "+err.Error()+".")
+		return
+	}
+	c.log.InfoContext(r.Context(), "composer run", "session", key, "run", ru.id)
+	c.done(w, r, a, here, http.StatusAccepted, "ok", fmt.Sprintf("Run %d started: %s", ru.id, cmd))
+}
+
+// startRun registers a run and starts it in the background, bound to the
+// console's lifetime, not the request's.
+func (c *Console) startRun(o owner.Owner, cmd string) (*run, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.New("the console is closing")
+	}
+	if c.active >= maxActiveRuns {
+		return nil, fmt.Errorf("%d commands are already in flight", c.active)
+	}
+	c.active++
+	c.nextRun++
+	key := o.SessionKey()
+	ru := &run{id: c.nextRun, session: key, command: cmd, started: c.o.Now(), state: runStarted, out: &output{}}
+	rs := append(c.runs[key], ru)
+	if len(rs) > maxRunsPerSession {
+		rs = rs[len(rs)-maxRunsPerSession:]
+	}
+	c.runs[key] = rs
+	c.publishLocked(event{Type: "run", Data: runEvent{Session: key, Run: ru.id, State: ru.state}})
+	c.wg.Add(1)
+	go c.shell(o, ru)
+	return ru, nil
+}
+
+// shell runs one composer command as its owner and records the outcome.
+func (c *Console) shell(o owner.Owner, ru *run) {
+	defer c.wg.Done()
+	ctx := owner.With(c.ctx, o)
+	onPending := func(req store.Request) {
+		c.updateRun(ru, func() { ru.request = req.ID })
+	}
+	out, code, err := c.o.Runner.Shell(ctx, ru.command, c.o.Dir, ru.out, ru.out, onPending)
+	c.updateRun(ru, func() {
+		c.active--
+		ru.ended = c.o.Now()
+		switch {
+		case err != nil && out.Message == "":
+			ru.state, ru.message = runFailed, err.Error()
+		case err != nil:
+			ru.state, ru.message = runFailed, out.Message
+		case !out.Allowed:
+			ru.state, ru.message = runBlocked, out.Message
+		default:
+			ru.state, ru.exit = runDone, code
+		}
+	})
+	if err != nil {
+		c.log.WarnContext(ctx, "composer run failed", "run", ru.id, "err", err)
+	}
+}
+
+// updateRun changes a run under the lock and tells the streams.
+func (c *Console) updateRun(ru *run, f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+	c.publishLocked(event{Type: "run", Data: runEvent{Session: ru.session, Run: ru.id, State: ru.state}})
+}
+
+// runViews snapshots a session's runs, newest first.
+func (c *Console) runViews(key string) []runView {
+	c.mu.Lock()
+	rs := append([]*run(nil), c.runs[key]...)
+	views := make([]runView, 0, len(rs))
+	for i := len(rs) - 1; i >= 0; i-- {
+		ru := rs[i]
+		views = append(views, runView{
+			ID: ru.id, Command: ru.command, Started: ru.started, Ended: ru.ended, State: ru.state,
+			Request: ru.request, Message: ru.message, Exit: ru.exit,
+		})
+	}
+	c.mu.Unlock()
+	for i := range views {
+		ru := rs[len(rs)-1-i]
+		views[i].Output = ru.out.String()
+		views[i].Key = fmt.Sprintf("run-%d-%s-%s-%d", views[i].ID, views[i].State, views[i].Request, len(views[i].Output))
+	}
+	return views
+}
