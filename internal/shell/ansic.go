@@ -21,6 +21,9 @@ func ansiC(s string) string {
 			continue
 		}
 		i++
+		if nul(s[i:]) {
+			break // bash ends the string at a NUL it decodes
+		}
 		switch e := s[i]; e {
 		case 'a':
 			b.WriteByte('\a')
@@ -103,4 +106,26 @@ func hexRun(s string, i, max int) (uint64, int) {
 	}
 	n, _ := strconv.ParseUint(s[i:j], 16, 64)
 	return n, j
+}
+
+// nul reports an escape (after its backslash) that decodes to a NUL byte.
+func nul(s string) bool {
+	switch {
+	case s == "":
+		return false
+	case s[0] >= '0' && s[0] <= '7':
+		j := 0
+		for j < len(s) && j < 3 && s[j] >= '0' && s[j] <= '7' {
+			j++
+		}
+		n, _ := strconv.ParseUint(s[:j], 8, 16)
+		return byte(n) == 0
+	case s[0] == 'x' || s[0] == 'u' || s[0] == 'U':
+		max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[0]]
+		n, j := hexRun(s, 1, max)
+		return j > 1 && (s[0] == 'x' && byte(n) == 0 || s[0] != 'x' && n == 0)
+	case s[0] == 'c' && len(s) > 1:
+		return s[1]&0x1f == 0
+	}
+	return false
 }
