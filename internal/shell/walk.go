@@ -484,32 +484,19 @@ func (s Span) join(o Span) Span {
 
 // payload parses code run by a carrier (sh -c, eval, su -c, a piped
 // echo…). off is the offset in Input where code starts verbatim, or -1.
+// Code that does not parse is malformed.
 func (w *walker) payload(code string, via []string, sp Span, off int, in stdin) {
-	if w.err != nil {
-		return
-	}
-	w.depth++
-	defer func() { w.depth-- }()
-	if w.depth > w.opts.MaxDepth {
-		w.err = fmt.Errorf("%w: payloads nested deeper than %d", errCap, w.opts.MaxDepth)
-		return
-	}
-	code = normalize(code)
-	f, err := parse(code)
-	if err != nil {
-		w.err = fmt.Errorf("payload of %s does not parse: %s", strings.Join(via[len(via)-1:], ""), parseError(err))
-		return
-	}
-	saved := w.lvl
-	w.lvl = &level{src: code, base: off, exact: off >= 0 && saved.exact, outer: sp}
-	w.stmts(f.Stmts, via, in)
-	w.lvl = saved
+	w.nested(code, via, sp, off, in, true)
 }
 
 // dynamicPayload parses the static shape of a payload that is only partly
 // known. Parse failures are expected (the real text is unknown) and are
 // not malformed: the payload is already a dynamic-execution finding.
 func (w *walker) dynamicPayload(code string, via []string, sp Span, in stdin) {
+	w.nested(code, via, sp, -1, in, false)
+}
+
+func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, known bool) {
 	if w.err != nil {
 		return
 	}
@@ -519,12 +506,17 @@ func (w *walker) dynamicPayload(code string, via []string, sp Span, in stdin) {
 		w.err = fmt.Errorf("%w: payloads nested deeper than %d", errCap, w.opts.MaxDepth)
 		return
 	}
-	f, err := parse(normalize(code))
+	norm := normalize(code)
+	f, err := parse(norm)
 	if err != nil {
+		if known {
+			w.err = fmt.Errorf("payload of %s does not parse: %s", strings.Join(via[len(via)-1:], ""), parseError(err))
+		}
 		return
 	}
 	saved := w.lvl
-	w.lvl = &level{src: code, outer: sp}
+	// Offsets map into the input only if normalising changed nothing.
+	w.lvl = &level{src: norm, base: off, exact: known && off >= 0 && saved.exact && norm == code, outer: sp}
 	w.stmts(f.Stmts, via, in)
 	w.lvl = saved
 }
