@@ -18,6 +18,7 @@ type serveOptions struct {
 	config      string
 	addr        string
 	allowRemote bool
+	hosts       []string
 	yolo        bool
 }
 
@@ -37,7 +38,10 @@ the file up when it appears. A file that is broken at start is an error.
 
 The console listens on --addr (default 127.0.0.1:7878). An address beyond
 loopback is refused unless --allow-remote is given; then put TLS (a reverse
-proxy) in front of it: the console has no TLS of its own.
+proxy) in front of it: the console has no TLS of its own. The console
+refuses requests whose Host header is not a loopback name or the address it
+listens on (DNS rebinding); give the name a reverse proxy serves it as with
+--console-host NAME.
 
 --yolo lets attended sessions' dangerous commands run without asking, for
 the life of this process; hardline commands and deny rules still block, and
@@ -55,7 +59,7 @@ including an --addr beyond loopback without --allow-remote.`
 func newServeCmd() *cobra.Command {
 	var opts serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve [--state DIR] [--config FILE] [--addr HOST:PORT] [--allow-remote] [--yolo]",
+		Use:   "serve [--state DIR] [--config FILE] [--addr HOST:PORT] [--allow-remote] [--console-host NAME] [--yolo]",
 		Short: "Run the warden host: gate, broker, web console and admin socket",
 		Long:  serveLong,
 		Example: `  warden serve
@@ -71,6 +75,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&opts.config, "config", "", "config file (default $XDG_CONFIG_HOME/warden/config.yaml)")
 	f.StringVar(&opts.addr, "addr", host.DefaultAddr, "web console address HOST:PORT")
 	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow a console address beyond loopback (put TLS in front)")
+	f.StringArrayVar(&opts.hosts, "console-host", nil, "a Host name the console accepts besides loopback (the name a reverse proxy serves it as); repeatable")
 	f.BoolVar(&opts.yolo, "yolo", false, "run attended sessions' dangerous commands without asking (floors still apply)")
 	return cmd
 }
@@ -90,7 +95,7 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	err = host.Run(ctx, host.Config{
-		StateDir: state, ConfigPath: cfgPath, Addr: opts.addr, AllowRemote: opts.allowRemote, Yolo: opts.yolo,
+		StateDir: state, ConfigPath: cfgPath, Addr: opts.addr, AllowRemote: opts.allowRemote, ConsoleHosts: opts.hosts, Yolo: opts.yolo,
 		Stdout: stdout, Logger: logger,
 		Environ: os.Environ(), // the edge: commands get an allowlisted copy (execenv)
 		Paths:   hostPaths(cfgPath),

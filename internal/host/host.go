@@ -1,0 +1,371 @@
+// Package host is `warden serve`: it wires the store, the gate, the
+// broker, the runner, the web console and the admin API into one
+// process, and takes them down in order. It is wiring only; every
+// decision lives in the packages it wires.
+//
+// Shutdown (ctx cancelled by SIGINT/SIGTERM): stop accepting
+// connections, withdraw every pending request with the cause "host
+// shutting down" (their waiters wake and deny), cancel running commands,
+// close the console and the servers, close the store, and remove the
+// socket.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/execenv"
+	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/sqlite"
+	"github.com/wardenhq/warden/internal/surface/web"
+	"github.com/wardenhq/warden/internal/tools"
+)
+
+// DefaultAddr is where the web console listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:7878"
+
+// File names in the state directory.
+const (
+	DBName    = "warden.db"
+	TokenName = "token"
+)
+
+// shutdownGrace bounds how long shutdown waits for handlers to finish
+// after their work was withdrawn and cancelled.
+const shutdownGrace = 5 * time.Second
+
+// ErrRemote: a non-loopback console address without AllowRemote.
+var ErrRemote = errors.New("non-loopback address")
+
+// Config configures a host. The CLI resolves every path and passes the
+// process environment in; the host reads neither flags nor environment.
+type Config struct {
+	// StateDir holds the store, the admin token and the socket. It is
+	// created mode 0700.
+	StateDir string
+	// ConfigPath is the YAML config file. A missing file means safe
+	// defaults until it appears; "" means defaults, no file.
+	ConfigPath string
+	// Addr is the web console's HOST:PORT; DefaultAddr if empty. A
+	// non-loopback address is refused unless AllowRemote.
+	Addr        string
+	AllowRemote bool
+	// ConsoleHosts are extra Host header values the console accepts: the
+	// name a reverse proxy in front of it is reached by. Loopback names
+	// and the listening address are always accepted.
+	ConsoleHosts []string
+	// Yolo is process yolo: attended owners' dangerous actions run
+	// without asking (the floors still apply). Fixed at start.
+	Yolo bool
+	// Stdout receives the startup lines; nil discards them.
+	Stdout io.Writer
+	// Logger receives the components' logs; nil discards them.
+	Logger *slog.Logger
+	// Environ is the process environment as NAME=VALUE: the parent that
+	// execenv filters for every command the host runs.
+	Environ []string
+	// Paths are host facts for the policy (home directory, protected
+	// paths). The state directory and config file are always added to
+	// Protected.
+	Paths gate.Paths
+	// Ready, if set, is called once the host serves.
+	Ready func(Info)
+
+	// wrap lets tests observe the store (audit appends).
+	wrap func(store.Store) store.Store
+}
+
+// Info describes a running host.
+type Info struct {
+	ID         string
+	ConsoleURL string
+	Socket     string
+	TokenFile  string
+	// Token is set only when it was created by this start.
+	Token string
+}
+
+// Run runs the host until ctx is cancelled, then shuts it down in order.
+// Cancellation is the normal way to stop and is not an error.
+func Run(ctx context.Context, cfg Config) error {
+	h, err := start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return h.serve(ctx)
+}
+
+// host is one running host.
+type host struct {
+	cfg    Config
+	id     string
+	log    *slog.Logger
+	out    io.Writer
+	db     *sqlite.DB
+	st     store.Store
+	pol    *policyLoader
+	broker *broker.Broker
+	gate   *gate.Gate
+	runner *runner.Runner
+
+	console *web.Console
+	api     *localapi.Server
+	webLn   net.Listener
+	sockLn  net.Listener
+	socket  string
+	info    Info
+}
+
+// start builds everything and opens the listeners; on error it undoes
+// what it did.
+func start(ctx context.Context, cfg Config) (_ *host, err error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("start host: no state directory")
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
+	if err := checkAddr(cfg.Addr, cfg.AllowRemote); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	state, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("start host: state directory: %w", err)
+	}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return nil, fmt.Errorf("start host: state directory: %w", err)
+	}
+	cfg.StateDir = state
+	if cfg.ConfigPath != "" {
+		if cfg.ConfigPath, err = filepath.Abs(cfg.ConfigPath); err != nil {
+			return nil, fmt.Errorf("start host: config path: %w", err)
+		}
+	}
+	h := &host{cfg: cfg, id: ulid.Make().String(), out: cfg.Stdout, socket: filepath.Join(state, localapi.SocketName)}
+	h.log = cfg.Logger.With("component", "host", "host_id", h.id)
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
+
+	// The socket first: if another host serves this state directory,
+	// stop before touching its store.
+	if h.sockLn, err = localapi.Listen(h.socket); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	undo = append(undo, func() { h.sockLn.Close() })
+
+	if h.db, err = sqlite.Open(ctx, filepath.Join(state, DBName)); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	undo = append(undo, func() { h.db.Close() })
+	h.st = h.db
+	if cfg.wrap != nil {
+		h.st = cfg.wrap(h.db)
+	}
+
+	paths := cfg.Paths
+	paths.Protected = append(append([]string(nil), paths.Protected...), state)
+	if cfg.ConfigPath != "" {
+		paths.Protected = append(paths.Protected, cfg.ConfigPath)
+	}
+	if h.pol, err = loadPolicy(cfg.ConfigPath, paths, cfg.Logger); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+
+	tokenFile := filepath.Join(state, TokenName)
+	token, created, err := web.EnsureToken(tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+
+	h.broker = broker.New(broker.Options{
+		Requests: h.st, Grants: h.st, Host: h.id,
+		Timeout: h.pol.current().Timeout, Logger: cfg.Logger,
+	})
+	recovered, err := h.broker.Recover(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start host: withdraw an earlier run's requests: %w", err)
+	}
+	if h.gate, err = gate.New(gate.Options{
+		Policy: h.pol.current(), Grants: h.st, Sessions: h.st, ProcessYolo: cfg.Yolo,
+	}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	h.pol.onChange = h.gate.SetPolicy
+	h.runner = runner.New(runner.Options{
+		Gate: h.gate, Broker: h.broker, Audit: h.st, Logger: cfg.Logger,
+		Terminal: tools.Terminal{Env: execenv.Build(cfg.Environ, nil, nil)},
+	})
+	if h.console, err = web.New(web.Options{
+		Broker: h.broker, Store: h.st, Runner: h.runner, Token: token, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
+	}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	undo = append(undo, func() { h.console.Close() })
+
+	if h.webLn, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("start host: web console: %w", err)
+	}
+	consoleURL := "http://" + h.webLn.Addr().String() + "/"
+	h.api = localapi.New(localapi.Options{
+		Broker: h.broker, Store: h.st, Runner: h.runner, Channel: h.console,
+		Console: func(id string) string { return consoleURL + "pending#req-" + id },
+		Peers:   localapi.PeerPolicy{UID: os.Getuid()},
+		Logger:  cfg.Logger,
+	})
+	h.info = Info{ID: h.id, ConsoleURL: consoleURL, Socket: h.socket, TokenFile: tokenFile}
+	if created {
+		h.info.Token = token
+	}
+	h.banner(recovered)
+	return h, nil
+}
+
+// serve runs the servers until ctx ends, then shuts down in order.
+func (h *host) serve(ctx context.Context) error {
+	serveCtx, stopServe := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopServe(nil)
+	webSrv := &http.Server{
+		Handler:           h.console,
+		BaseContext:       func(net.Listener) context.Context { return serveCtx },
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(h.cfg.Logger.With("component", "web").Handler(), slog.LevelWarn),
+	}
+	apiSrv := h.api.HTTPServer(serveCtx)
+
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	for _, s := range []struct {
+		srv *http.Server
+		ln  net.Listener
+	}{{webSrv, h.webLn}, {apiSrv, h.sockLn}} {
+		wg.Go(func() {
+			if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		})
+	}
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	wg.Go(func() { h.pol.run(watchCtx) })
+
+	h.log.InfoContext(ctx, "serving", "console", h.info.ConsoleURL, "socket", h.socket)
+	if h.cfg.Ready != nil {
+		h.cfg.Ready(h.info)
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+		h.log.ErrorContext(ctx, "server failed; shutting down", "err", runErr)
+	}
+
+	// Stop accepting: Shutdown closes the listeners at once and then
+	// waits for handlers, which the steps below end.
+	const cause = "host shutting down"
+	down := context.WithoutCancel(ctx)
+	graceCtx, cancelGrace := context.WithTimeout(down, shutdownGrace)
+	defer cancelGrace()
+	var sd sync.WaitGroup
+	for _, srv := range []*http.Server{webSrv, apiSrv} {
+		sd.Go(func() {
+			if err := srv.Shutdown(graceCtx); err != nil {
+				srv.Close()
+			}
+		})
+	}
+	h.broker.Close(down, cause)               // pending requests withdrawn; their waiters deny
+	stopServe(errors.New(cause))              // running commands killed
+	if err := h.console.Close(); err != nil { // console streams and runs end
+		h.log.WarnContext(down, "close console", "err", err)
+	}
+	sd.Wait()
+	stopWatch()
+	wg.Wait()
+	if err := h.db.Close(); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("close store: %w", err))
+	}
+	if err := os.Remove(h.socket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		runErr = errors.Join(runErr, fmt.Errorf("remove socket: %w", err))
+	}
+	h.log.InfoContext(down, "stopped")
+	fmt.Fprintln(h.out, "warden: host stopped")
+	return runErr
+}
+
+// banner prints the startup lines.
+func (h *host) banner(recovered int) {
+	w := h.out
+	fmt.Fprintf(w, "warden: host %s started\n", h.id)
+	fmt.Fprintf(w, "  state:   %s\n", h.cfg.StateDir)
+	fmt.Fprintf(w, "  config:  %s\n", h.pol.describe())
+	fmt.Fprintf(w, "  console: %s\n", h.info.ConsoleURL)
+	if h.info.Token != "" {
+		fmt.Fprintf(w, "  token:   %s\n", h.info.Token)
+		fmt.Fprintf(w, "           (new admin token, shown only this once; kept in %s, mode 0600)\n", h.info.TokenFile)
+	} else {
+		fmt.Fprintf(w, "  token:   in %s (mode 0600)\n", h.info.TokenFile)
+	}
+	fmt.Fprintf(w, "  socket:  %s (warden approvals, grants, exec, audit)\n", h.socket)
+	if recovered > 0 {
+		fmt.Fprintf(w, "  recovered: withdrew %d request(s) left pending by an earlier run (host restarted)\n", recovered)
+	}
+	if !loopback(h.cfg.Addr) {
+		fmt.Fprintf(w, "  warning: the console listens on %s, beyond this machine; put TLS (a reverse proxy) in front of it\n", h.cfg.Addr)
+	}
+	if h.cfg.Yolo {
+		fmt.Fprintln(w, "  warning: --yolo: attended sessions' dangerous commands run without asking (hardline and deny rules still block)")
+	}
+}
+
+// checkAddr refuses a console address beyond loopback unless allowed.
+func checkAddr(addr string, allowRemote bool) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("console address %q: %w", addr, err)
+	}
+	if !loopback(addr) && !allowRemote {
+		return fmt.Errorf("console address %s: %w: the console would be reachable from other machines; use a loopback address, or pass --allow-remote and put TLS (a reverse proxy) in front", addr, ErrRemote)
+	}
+	return nil
+}
+
+// loopback reports whether addr's host is a loopback name or address.
+// An empty host (":7878") listens everywhere.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

@@ -1,0 +1,125 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/execenv"
+	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/sqlite"
+	"github.com/wardenhq/warden/internal/tools"
+)
+
+// LocalConfig configures an in-process gate for one terminal session.
+type LocalConfig struct {
+	// StateDir is the host's state directory: chat shares its store,
+	// grants and audit chain.
+	StateDir string
+	// ConfigPath is the config file; missing means the defaults.
+	ConfigPath string
+	Paths      gate.Paths
+	Environ    []string
+	Logger     *slog.Logger
+}
+
+// Local is a gate, broker and runner of its own on the host's state
+// directory, for warden chat: its decisions land in the same audit chain
+// and its questions in the same request table (where warden approvals
+// can see and answer them), but its waiters live in this process.
+type Local struct {
+	// ID identifies this process's broker (the Host of its requests).
+	ID     string
+	Store  store.Store
+	Broker *broker.Broker
+	Gate   *gate.Gate
+	Runner *runner.Runner
+	// ConfigStatus says which config was loaded, for the user.
+	ConfigStatus string
+
+	db *sqlite.DB
+}
+
+// OpenLocal opens the store and builds the gate, broker and runner. It
+// does not recover earlier requests: a running host owns those.
+func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	state, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("open local gate: %w", err)
+	}
+	paths := cfg.Paths
+	paths.Protected = append(append([]string(nil), paths.Protected...), state)
+	if cfg.ConfigPath != "" {
+		paths.Protected = append(paths.Protected, cfg.ConfigPath)
+	}
+	pol, status, err := loadOnce(cfg.ConfigPath, paths, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("open local gate: %w", err)
+	}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return nil, fmt.Errorf("open local gate: %w", err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(state, DBName))
+	if err != nil {
+		return nil, fmt.Errorf("open local gate: %w", err)
+	}
+	l := &Local{ID: "local-" + ulid.Make().String(), Store: db, ConfigStatus: status, db: db}
+	l.Broker = broker.New(broker.Options{Requests: db, Grants: db, Host: l.ID, Timeout: pol.Timeout, Logger: cfg.Logger})
+	if l.Gate, err = gate.New(gate.Options{Policy: pol, Grants: db, Sessions: db}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open local gate: %w", err)
+	}
+	l.Runner = runner.New(runner.Options{
+		Gate: l.Gate, Broker: l.Broker, Audit: db, Logger: cfg.Logger,
+		Terminal: tools.Terminal{Env: execenv.Build(cfg.Environ, nil, nil)},
+	})
+	return l, nil
+}
+
+// Close withdraws this process's pending requests with cause and closes
+// the store.
+func (l *Local) Close(ctx context.Context, cause string) error {
+	l.Broker.Close(ctx, cause)
+	if err := l.db.Close(); err != nil {
+		return fmt.Errorf("close local gate: %w", err)
+	}
+	return nil
+}
+
+// loadOnce loads and compiles the config without watching it.
+func loadOnce(path string, paths gate.Paths, logger *slog.Logger) (*gate.Policy, string, error) {
+	var cfg *config.Config
+	status := "none; safe defaults (approvals.mode manual, every unattended mode deny)"
+	if path != "" {
+		c, warnings, err := config.Load(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			status = path + " (not found; safe defaults: approvals.mode manual, every unattended mode deny)"
+		case err != nil:
+			return nil, "", fmt.Errorf("config %s: %w", path, err)
+		default:
+			cfg, status = c, fmt.Sprintf("%s (loaded, sha256:%.12s…)", path, c.Digest)
+			for _, w := range warnings {
+				logger.Warn("config warning", "component", "config", "warning", w.String())
+			}
+		}
+	}
+	p, err := gate.Compile(cfg, paths)
+	if err != nil {
+		return nil, "", fmt.Errorf("config %s: %w", path, err)
+	}
+	return p, status, nil
+}

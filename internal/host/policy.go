@@ -1,0 +1,147 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/gate"
+)
+
+// policyLoader keeps the compiled policy in step with the config file:
+// loaded at start, reloaded when the file changes, and kept as it was
+// when a new version is broken.
+type policyLoader struct {
+	path     string
+	paths    gate.Paths
+	base     *slog.Logger // the watcher names its own component
+	log      *slog.Logger
+	interval time.Duration
+
+	cur     *gate.Policy // set before run starts, then only by run's goroutine
+	watcher *config.Watcher
+	status  string
+	// onChange receives each newly compiled policy (the gate's
+	// SetPolicy); set before run starts.
+	onChange func(*gate.Policy)
+}
+
+// loadPolicy loads the config at path. A missing file means the safe
+// defaults (and the file is picked up when it appears); a broken one is
+// an error: there is no last good policy to keep yet.
+func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoader, error) {
+	l := &policyLoader{path: path, paths: paths, base: logger, log: logger.With("component", "config"), interval: config.DefaultWatchInterval}
+	defaults := func() error {
+		p, err := gate.Compile(nil, paths)
+		if err != nil {
+			return fmt.Errorf("compile the default policy: %w", err)
+		}
+		l.cur = p
+		return nil
+	}
+	const safe = "safe defaults: approvals.mode manual, timeout 300s, every unattended mode deny"
+	if path == "" {
+		l.status = "none; running with " + safe
+		return l, defaults()
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		l.status = path + " (not found; running with " + safe + "; it is loaded when it appears)"
+		return l, defaults()
+	}
+	w, warns, err := l.newWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w (check it with `warden config check %s`)", path, err, path)
+	}
+	cfg := w.Config()
+	p, err := gate.Compile(cfg, paths)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	for _, wn := range warns {
+		l.log.Warn("config warning", "warning", wn.String())
+	}
+	l.cur, l.watcher = p, w
+	l.status = fmt.Sprintf("%s (loaded, sha256:%.12s…; reloaded when it changes)", path, cfg.Digest)
+	if len(warns) > 0 {
+		l.status += fmt.Sprintf("; %d warning(s) logged", len(warns))
+	}
+	return l, nil
+}
+
+func (l *policyLoader) newWatcher() (*config.Watcher, []config.Warning, error) {
+	return config.NewWatcher(config.WatchOptions{
+		Path: l.path, Interval: l.interval, Logger: l.base,
+		OnReload: func(cfg *config.Config, _ []config.Warning) { l.reload(cfg) },
+	})
+}
+
+// current returns the policy in force at start.
+func (l *policyLoader) current() *gate.Policy { return l.cur }
+
+// describe is the startup line's account of the config.
+func (l *policyLoader) describe() string { return l.status }
+
+// reload compiles a config the watcher parsed. One that parses but does
+// not compile (an unknown class in the allowlist) keeps the last good
+// policy, and says why.
+func (l *policyLoader) reload(cfg *config.Config) {
+	p, err := gate.Compile(cfg, l.paths)
+	if err != nil {
+		l.log.Error("config changed but does not compile; keeping the last good policy", "err", err)
+		return
+	}
+	l.cur = p
+	if l.onChange != nil {
+		l.onChange(p)
+	}
+	l.log.Info("policy reloaded", "digest", cfg.Digest)
+}
+
+// run watches the file until ctx ends. A file that did not exist at
+// start is waited for, then watched.
+func (l *policyLoader) run(ctx context.Context) {
+	if l.path == "" {
+		return
+	}
+	if l.watcher == nil && !l.await(ctx) {
+		return
+	}
+	if err := l.watcher.Run(ctx); err != nil {
+		l.log.Error("watch config", "err", err)
+	}
+}
+
+// await polls for the config file to appear and loads it. It reports
+// false when ctx ended first.
+func (l *policyLoader) await(ctx context.Context) bool {
+	t := time.NewTicker(l.interval)
+	defer t.Stop()
+	reported := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		if _, err := os.Stat(l.path); err != nil {
+			continue
+		}
+		w, _, err := l.newWatcher()
+		if err != nil {
+			if err.Error() != reported {
+				reported = err.Error()
+				l.log.Error("config file appeared but cannot be loaded; keeping the defaults", "err", err)
+			}
+			continue
+		}
+		l.watcher = w
+		l.log.Info("config file appeared")
+		l.reload(w.Config())
+		return true
+	}
+}

@@ -1,0 +1,269 @@
+package localapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"syscall"
+	"time"
+
+	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// ErrNotRunning: no host is serving on the socket.
+var ErrNotRunning = errors.New("warden is not running")
+
+// NotRunningError says which socket nobody answered on.
+type NotRunningError struct {
+	Socket string
+	// Stale is true when the socket file exists but nothing listens.
+	Stale bool
+}
+
+func (e *NotRunningError) Error() string {
+	if e.Stale {
+		return fmt.Sprintf("warden is not running (nothing listens on %s); start it with `warden serve`", e.Socket)
+	}
+	return fmt.Sprintf("warden is not running (no socket at %s); start it with `warden serve`", e.Socket)
+}
+
+// Is makes errors.Is(err, ErrNotRunning) true.
+func (e *NotRunningError) Is(target error) bool { return target == ErrNotRunning }
+
+// APIError is an error response of the admin API.
+type APIError struct {
+	Status int
+	ErrorBody
+}
+
+func (e *APIError) Error() string { return e.ErrorBody.Error }
+
+// Is makes errors.Is(err, store.ErrNotPending) true for a late answer
+// (409 with the state the request had ended in) and store.ErrNotFound
+// for a 404.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case store.ErrNotPending:
+		return e.Status == http.StatusConflict && e.State != ""
+	case store.ErrNotFound:
+		return e.Status == http.StatusNotFound
+	}
+	return false
+}
+
+// Client talks to a host's admin API over its unix socket.
+type Client struct {
+	socket string
+	hc     *http.Client
+}
+
+// NewClient returns a client for the socket at path.
+func NewClient(socket string) *Client {
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", socket)
+		},
+		DisableCompression: true,
+	}
+	return &Client{socket: socket, hc: &http.Client{Transport: tr}}
+}
+
+// Socket returns the socket path.
+func (c *Client) Socket() string { return c.socket }
+
+// Close releases idle connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+// do sends a request and returns the response when its status is 2xx;
+// otherwise it decodes the error body into an *APIError.
+func (c *Client) do(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+Host+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		switch {
+		case errors.Is(err, syscall.ENOENT):
+			return nil, &NotRunningError{Socket: c.socket}
+		case errors.Is(err, syscall.ECONNREFUSED):
+			return nil, &NotRunningError{Socket: c.socket, Stale: true}
+		}
+		return nil, err
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	apiErr := &APIError{Status: resp.StatusCode}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if json.Unmarshal(b, &apiErr.ErrorBody) != nil || apiErr.ErrorBody.Error == "" {
+		apiErr.ErrorBody.Error = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
+	}
+	return nil, apiErr
+}
+
+// call sends a request and decodes a JSON reply into out (nil: none).
+func (c *Client) call(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.do(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decode reply: %w", method, path, err)
+	}
+	return nil
+}
+
+// Approvals lists the pending requests of every session, oldest first.
+func (c *Client) Approvals(ctx context.Context) ([]Approval, error) {
+	var out []Approval
+	if err := c.call(ctx, http.MethodGet, "/v1/approvals", nil, &out); err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	return out, nil
+}
+
+// Approve answers request id. A request that had already ended gives an
+// *APIError matching store.ErrNotPending whose message says how.
+func (c *Client) Approve(ctx context.Context, id string, a ApproveRequest) (Result, error) {
+	var out Result
+	if err := c.call(ctx, http.MethodPost, "/v1/approvals/"+url.PathEscape(id)+"/approve", a, &out); err != nil {
+		return Result{}, fmt.Errorf("approve %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// Deny refuses request id, with an optional reason for the agent.
+func (c *Client) Deny(ctx context.Context, id string, d DenyRequest) (Result, error) {
+	var out Result
+	if err := c.call(ctx, http.MethodPost, "/v1/approvals/"+url.PathEscape(id)+"/deny", d, &out); err != nil {
+		return Result{}, fmt.Errorf("deny %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// Grants lists every recorded grant (session and always), oldest first.
+func (c *Client) Grants(ctx context.Context) ([]grant.Grant, error) {
+	var out []grant.Grant
+	if err := c.call(ctx, http.MethodGet, "/v1/grants", nil, &out); err != nil {
+		return nil, fmt.Errorf("list grants: %w", err)
+	}
+	return out, nil
+}
+
+// Revoke deletes grant id.
+func (c *Client) Revoke(ctx context.Context, id string) error {
+	if err := c.call(ctx, http.MethodDelete, "/v1/grants/"+url.PathEscape(id), nil, nil); err != nil {
+		return fmt.Errorf("revoke grant %s: %w", id, err)
+	}
+	return nil
+}
+
+// AuditQuery selects audit records; zero fields match everything.
+type AuditQuery struct {
+	Session string
+	Since   time.Time
+	Verdict string
+	Limit   int
+}
+
+// Audit lists audit records, oldest first.
+func (c *Client) Audit(ctx context.Context, q AuditQuery) ([]store.Decision, error) {
+	v := url.Values{}
+	if q.Session != "" {
+		v.Set("session", q.Session)
+	}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if q.Verdict != "" {
+		v.Set("verdict", q.Verdict)
+	}
+	if q.Limit > 0 {
+		v.Set("limit", fmt.Sprint(q.Limit))
+	}
+	path := "/v1/audit"
+	if len(v) > 0 {
+		path += "?" + v.Encode()
+	}
+	var out []store.Decision
+	if err := c.call(ctx, http.MethodGet, path, nil, &out); err != nil {
+		return nil, fmt.Errorf("list audit records: %w", err)
+	}
+	return out, nil
+}
+
+// Verify checks the audit hash chain.
+func (c *Client) Verify(ctx context.Context) (VerifyResult, error) {
+	var out VerifyResult
+	if err := c.call(ctx, http.MethodGet, "/v1/audit/verify", nil, &out); err != nil {
+		return VerifyResult{}, fmt.Errorf("verify audit chain: %w", err)
+	}
+	return out, nil
+}
+
+// Exec runs a command as a web session and calls on for each event until
+// the stream ends (after an exit, denied or error event). Cancelling ctx
+// hangs up, which withdraws a pending question and kills a running
+// command. An error from on stops the stream and is returned.
+func (c *Client) Exec(ctx context.Context, req ExecRequest, on func(Event) error) error {
+	resp, err := c.do(ctx, http.MethodPost, "/v1/exec", req)
+	if err != nil {
+		return fmt.Errorf("exec: %w", err)
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var e Event
+		if err := dec.Decode(&e); err != nil {
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("exec: the host ended the stream without an outcome")
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("exec: %w", context.Cause(ctx))
+			}
+			return fmt.Errorf("exec: read events: %w", err)
+		}
+		if err := on(e); err != nil {
+			return err
+		}
+		switch e.Event {
+		case EventExit, EventDenied, EventError:
+			return nil
+		}
+	}
+}
+
+// Bytes returns an output event's data, decoding B64 when set.
+func (e Event) Bytes() ([]byte, error) {
+	if e.B64 != "" {
+		return base64.StdEncoding.DecodeString(e.B64)
+	}
+	return []byte(e.Data), nil
+}

@@ -1,0 +1,210 @@
+package localapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// WebPlatform is the gateway platform of web sessions: exec runs as
+// gateway:web/SESSION, the owner the console's own composer uses, so
+// both are one session with one queue and one set of grants.
+const WebPlatform = "web"
+
+// consoleChannel is the default answer channel of a web session when the
+// host gives none: its human answers on the web console or with warden
+// approvals, over this API. It exists only inside the host.
+type consoleChannel struct{}
+
+// Surface implements owner.AnswerChannel.
+func (consoleChannel) Surface() string { return "web" }
+
+// errClientGone is the cause of a withdrawal when the exec client hangs
+// up while its question is pending.
+var errClientGone = errors.New("the warden exec client disconnected")
+
+// WebOwner returns the attended owner of web session key: gateway
+// platform "web", chat and session key both key, with ch (the console)
+// as its answer channel.
+func WebOwner(key string, ch owner.AnswerChannel) (owner.Owner, error) {
+	o, err := owner.Gateway(WebPlatform, key, "")
+	if err == nil {
+		o, err = o.WithSession(key)
+	}
+	if err == nil {
+		o, err = o.WithChannel(ch)
+	}
+	if err != nil {
+		return owner.Owner{}, fmt.Errorf("web session %q: %w", key, err)
+	}
+	return o, nil
+}
+
+// exec runs one shell command as a web session and streams what happens
+// as NDJSON events. The owner is bound here, at the edge, from the
+// session key the operator gave; the session row is created on first
+// use. If the client disconnects, the request's context ends: a pending
+// question is withdrawn and a running command is killed.
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
+	var req ExecRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	switch {
+	case strings.TrimSpace(req.Command) == "":
+		writeError(w, http.StatusBadRequest, "empty command")
+		return
+	case req.Session == "":
+		writeError(w, http.StatusBadRequest, "no session key")
+		return
+	case req.Dir != "" && !filepath.IsAbs(req.Dir):
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("dir %q is not absolute", req.Dir))
+		return
+	}
+	o, err := WebOwner(req.Session, s.o.Channel)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if status, err := s.session(r.Context(), o); err != nil {
+		if status == http.StatusInternalServerError {
+			s.fail(w, r, "open session", err)
+			return
+		}
+		writeError(w, status, err.Error())
+		return
+	}
+
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	defer cancel(nil)
+	stop := context.AfterFunc(r.Context(), func() {
+		cause := context.Cause(r.Context())
+		if cause == context.Canceled {
+			cause = errClientGone // the server's plain cancel: the client hung up
+		}
+		cancel(cause)
+	})
+	defer stop()
+	ctx = owner.With(ctx, o)
+
+	st := newStream(w)
+	onPending := func(p store.Request) {
+		st.send(Event{Event: EventPending, ID: p.ID, Console: s.o.Console(p.ID), Deadline: p.Deadline})
+	}
+	s.log.InfoContext(ctx, "exec", "session", req.Session, "peer", mustPeer(r.Context()).String())
+	out, code, err := s.o.Runner.Shell(ctx, req.Command, req.Dir, st.writer(EventStdout), st.writer(EventStderr), onPending)
+	switch {
+	case !out.Allowed:
+		st.send(deniedEvent(out))
+	case err != nil:
+		st.send(Event{Event: EventError, Message: err.Error()})
+	default:
+		st.send(Event{Event: EventExit, Code: &code})
+	}
+	if err != nil && !out.Allowed {
+		s.log.WarnContext(ctx, "exec not authorised", "session", req.Session, "err", err)
+	}
+}
+
+func mustPeer(ctx context.Context) Peer {
+	p, _ := peerFrom(ctx)
+	return p
+}
+
+// session creates the web session's row on first use, and refuses a key
+// that belongs to another owner (a terminal session, a chat) or that has
+// ended: exec must not borrow another session's grants or yolo.
+func (s *Server) session(ctx context.Context, o owner.Owner) (int, error) {
+	ownerJSON, err := json.Marshal(o)
+	if err != nil {
+		return http.StatusInternalServerError, err
+	}
+	row := store.SessionRow{Key: o.SessionKey(), Owner: ownerJSON, OwnerText: o.String(), Created: s.o.Now()}
+	if err := s.o.Store.UpsertSession(ctx, row); err != nil {
+		return http.StatusInternalServerError, err
+	}
+	got, err := s.o.Store.GetSession(ctx, row.Key)
+	if err != nil {
+		return http.StatusInternalServerError, err
+	}
+	switch {
+	case got.OwnerText != row.OwnerText:
+		return http.StatusConflict, fmt.Errorf("session %q belongs to %s, not to a web session", row.Key, got.OwnerText)
+	case !got.Ended.IsZero():
+		return http.StatusConflict, fmt.Errorf("session %q ended at %s", row.Key, got.Ended.Format("2006-01-02 15:04:05Z07:00"))
+	}
+	return 0, nil
+}
+
+// deniedEvent says why an action did not run.
+func deniedEvent(out runner.Outcome) Event {
+	e := Event{Event: EventDenied, Message: out.Message, Rule: out.Decision.Rule}
+	if out.Request != nil {
+		e.State = string(out.Request.State)
+	}
+	if e.Message == "" {
+		e.Message = "warden blocked this action"
+	}
+	return e
+}
+
+// stream writes events to an exec response, one JSON line each, flushed
+// as they happen. The command's stdout and stderr arrive from different
+// goroutines.
+type stream struct {
+	mu  sync.Mutex
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	enc *json.Encoder
+	err error
+}
+
+func newStream(w http.ResponseWriter) *stream {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &stream{w: w, rc: http.NewResponseController(w), enc: enc}
+}
+
+// send writes one event. Once the client is gone, later events are
+// dropped (the context has ended the work).
+func (st *stream) send(e Event) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.err != nil {
+		return
+	}
+	if st.err = st.enc.Encode(e); st.err == nil {
+		st.err = st.rc.Flush()
+	}
+}
+
+// writer is an io.Writer that sends each chunk as an event of type kind.
+func (st *stream) writer(kind string) writerFunc {
+	return func(p []byte) (int, error) {
+		e := Event{Event: kind}
+		if utf8.Valid(p) {
+			e.Data = string(p)
+		} else {
+			e.B64 = base64.StdEncoding.EncodeToString(p)
+		}
+		st.send(e)
+		return len(p), nil
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

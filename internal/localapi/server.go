@@ -1,0 +1,400 @@
+package localapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// maxBody bounds a request body.
+const maxBody = 1 << 20
+
+// Store is what the admin API reads and writes besides the broker.
+type Store interface {
+	store.Grants
+	store.Sessions
+	store.Audit
+	GetRequest(ctx context.Context, id string) (store.Request, error)
+}
+
+// Options configure a Server.
+type Options struct {
+	// Broker holds the pending requests; answers go through it so the
+	// waiter wakes.
+	Broker *broker.Broker
+	Store  Store
+	// Runner runs exec commands: gate, audit, ask, audit, run.
+	Runner *runner.Runner
+	// Console returns the web console's address for a pending request,
+	// where its human answers; nil or "" means none is known.
+	Console func(requestID string) string
+	// Channel is the answer channel of web sessions: the host's web
+	// console, where their human answers. Nil means a channel named
+	// "web" (answers then come through this API only).
+	Channel owner.AnswerChannel
+	// Peers admits local processes; the zero value admits root only.
+	Peers  PeerPolicy
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Server is the admin API's handler.
+type Server struct {
+	o   Options
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// New returns a Server.
+func New(o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Channel == nil {
+		o.Channel = consoleChannel{}
+	}
+	if o.Console == nil {
+		o.Console = func(string) string { return "" }
+	}
+	s := &Server{o: o, log: o.Logger.With("component", "localapi"), mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /v1/approvals", s.listApprovals)
+	s.mux.HandleFunc("POST /v1/approvals/{id}/approve", s.approve)
+	s.mux.HandleFunc("POST /v1/approvals/{id}/deny", s.deny)
+	s.mux.HandleFunc("GET /v1/grants", s.listGrants)
+	s.mux.HandleFunc("DELETE /v1/grants/{id}", s.revokeGrant)
+	s.mux.HandleFunc("POST /v1/exec", s.exec)
+	s.mux.HandleFunc("GET /v1/audit", s.audit)
+	s.mux.HandleFunc("GET /v1/audit/verify", s.verify)
+	return s
+}
+
+// HTTPServer returns an http.Server for the socket: each connection's
+// peer credentials are bound to its requests (ConnContext), and every
+// request's context derives from base, so cancelling base (with a
+// cause) stops running commands.
+func (s *Server) HTTPServer(base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           s,
+		ConnContext:       connContext,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// ServeHTTP refuses what a browser could send and any peer the policy
+// does not admit, then routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	switch {
+	case r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "":
+		writeError(w, http.StatusForbidden, "requests from a browser are refused")
+		return
+	case r.Host != Host:
+		writeError(w, http.StatusForbidden, fmt.Sprintf("wrong Host %q (want %q)", r.Host, Host))
+		return
+	}
+	p, err := peerFrom(r.Context())
+	if err == nil {
+		err = s.o.Peers.Permit(p)
+	}
+	if err != nil {
+		s.log.WarnContext(r.Context(), "refused peer", "err", err)
+		writeError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
+	pending, err := s.o.Broker.Pending(r.Context(), "")
+	if err != nil {
+		s.fail(w, r, "list pending requests", err)
+		return
+	}
+	out := make([]Approval, 0, len(pending))
+	for _, p := range pending {
+		out = append(out, approvalOf(p))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func approvalOf(r store.Request) Approval {
+	classes := r.Classes
+	if classes == nil {
+		classes = []string{}
+	}
+	return Approval{
+		ID: r.ID, Session: r.Session, Owner: r.Owner, OwnerText: r.OwnerText, Action: r.Action,
+		Classes: classes, Rule: r.Rule, Created: r.Created, Deadline: r.Deadline, Prefix: broker.DefaultPrefix(r),
+	}
+}
+
+func resultOf(r store.Request) *Result {
+	return &Result{
+		ID: r.ID, Session: r.Session, State: r.State, Scope: r.Scope, Grain: r.Grain,
+		By: r.By, Surface: r.Surface, Reason: r.Reason, Resolved: r.Resolved,
+	}
+}
+
+func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
+	var body ApproveRequest
+	if !decode(w, r, &body) {
+		return
+	}
+	a := broker.Answer{Approve: true, Scope: store.Scope(body.Scope), Grain: grant.Grain(body.Grain), Pattern: strings.TrimSpace(body.Pattern)}
+	if err := validApproval(a); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.answer(w, r, a, body.By)
+}
+
+// validApproval checks scope, grain and pattern before anything ends.
+func validApproval(a broker.Answer) error {
+	switch a.Scope {
+	case "", store.Once, store.Session, store.Always:
+	default:
+		return fmt.Errorf("scope must be once, session or always, not %q", a.Scope)
+	}
+	switch a.Grain {
+	case "", grant.Exact, grant.Prefix, grant.Class:
+	default:
+		return fmt.Errorf("grain must be exact, prefix or class, not %q", a.Grain)
+	}
+	if (a.Scope == "" || a.Scope == store.Once) && a.Grain != "" && a.Grain != grant.Exact {
+		return errors.New("a grain applies to scope session or always; once covers this action only")
+	}
+	if a.Pattern != "" {
+		if a.Grain != grant.Prefix {
+			return errors.New("a pattern applies to grain prefix only")
+		}
+		if p := strings.TrimSpace(strings.TrimSuffix(a.Pattern, "*")); p == "" {
+			return fmt.Errorf("pattern %q would match everything", a.Pattern)
+		}
+		if _, err := grant.Parse(a.Pattern + " *"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) deny(w http.ResponseWriter, r *http.Request) {
+	var body DenyRequest
+	if !decode(w, r, &body) {
+		return
+	}
+	s.answer(w, r, broker.Answer{Approve: false, Reason: strings.TrimSpace(body.Reason)}, body.By)
+}
+
+// answer resolves the request named in the path as the peer, through the
+// broker's one compare-and-swap. A late answer is a 409 that says how
+// the request had ended — never "approved".
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, a broker.Answer, label string) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	p, _ := peerFrom(ctx) // ServeHTTP admitted it
+	a.By, a.Surface = answeredBy(label, p), Surface
+	// A request past its deadline is over even if the waiter's timer has
+	// not fired yet: refuse rather than race it into "approved".
+	cur, err := s.o.Store.GetRequest(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no request "+id)
+		return
+	case err != nil:
+		s.fail(w, r, "get request", err)
+		return
+	case cur.State == store.Pending && !s.o.Now().Before(cur.Deadline):
+		cur.State = store.Expired
+		writeLate(w, cur)
+		return
+	}
+	ended, err := s.o.Broker.Resolve(ctx, id, a)
+	switch {
+	case errors.Is(err, broker.ErrNotPending):
+		writeLate(w, ended)
+		return
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no request "+id)
+		return
+	case err != nil:
+		s.fail(w, r, "resolve request", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resultOf(ended))
+}
+
+// answeredBy is who answered, for the audit record: the identity read
+// from the socket, with the client's label beside it when it gave one.
+func answeredBy(label string, p Peer) string {
+	label = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(label))
+	if len(label) > 64 {
+		label = label[:64]
+	}
+	if label == "" {
+		return p.String()
+	}
+	return label + " via " + p.String()
+}
+
+// LateMessage says how an ended request ended, for an answer that came
+// too late: "nothing pending — it had expired".
+func LateMessage(r store.Request) string {
+	const prefix = "nothing pending — "
+	switch r.State {
+	case store.Expired:
+		return prefix + "it had expired"
+	case store.Answered:
+		return prefix + "it was already answered: approved (" + string(r.Scope) + ")" + byWhom(r)
+	case store.Denied:
+		return prefix + "it was already answered: denied" + byWhom(r)
+	case store.Withdrawn:
+		cause := r.Reason
+		if cause == "" {
+			cause = "no cause given"
+		}
+		return prefix + "it was withdrawn (" + cause + ")"
+	}
+	return prefix + "it had ended (" + string(r.State) + ")"
+}
+
+func byWhom(r store.Request) string {
+	s := ""
+	if r.By != "" {
+		s += " by " + r.By
+	}
+	if r.Surface != "" {
+		s += " on " + r.Surface
+	}
+	return s
+}
+
+func writeLate(w http.ResponseWriter, r store.Request) {
+	writeJSON(w, http.StatusConflict, ErrorBody{Error: LateMessage(r), State: r.State, Request: resultOf(r)})
+}
+
+func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
+	gs, err := s.o.Store.ListGrants(r.Context())
+	if err != nil {
+		s.fail(w, r, "list grants", err)
+		return
+	}
+	if gs == nil {
+		gs = []grant.Grant{}
+	}
+	writeJSON(w, http.StatusOK, gs)
+}
+
+func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	err := s.o.Store.RevokeGrant(r.Context(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no grant "+id)
+		return
+	case err != nil:
+		s.fail(w, r, "revoke grant", err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "grant revoked", "id", id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.AuditFilter{Session: q.Get("session"), Verdict: q.Get("verdict")}
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("since: want an RFC 3339 time, got %q", v))
+			return
+		}
+		f.Since = t
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit: want a count, got %q", v))
+			return
+		}
+		f.Limit = n
+	}
+	ds, err := s.o.Store.Decisions(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, "list decisions", err)
+		return
+	}
+	if ds == nil {
+		ds = []store.Decision{}
+	}
+	writeJSON(w, http.StatusOK, ds)
+}
+
+func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
+	n, err := s.o.Store.VerifyChain(r.Context())
+	switch {
+	case errors.Is(err, store.ErrChainBroken):
+		writeJSON(w, http.StatusOK, VerifyResult{OK: false, Records: n, BadSeq: int64(n) + 1, Error: err.Error()})
+	case err != nil:
+		s.fail(w, r, "verify audit chain", err)
+	default:
+		writeJSON(w, http.StatusOK, VerifyResult{OK: true, Records: n})
+	}
+}
+
+// fail logs an internal error and answers 500 with it.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err error) {
+	s.log.ErrorContext(r.Context(), op, "err", err)
+	writeError(w, http.StatusInternalServerError, op+": "+err.Error())
+}
+
+// decode reads a JSON body strictly; an empty body is the zero value.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		writeError(w, http.StatusBadRequest, "bad request body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, ErrorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
