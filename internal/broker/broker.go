@@ -298,7 +298,15 @@ func (b *Broker) Resolve(ctx context.Context, id string, a Answer) (store.Reques
 			}
 		}
 	}
-	return b.resolve(ctx, id, res, a.Pattern)
+	r, err := b.resolve(ctx, id, res, a.Pattern)
+	if errors.Is(err, ErrNotPending) && r.State == store.Pending {
+		// Past its deadline but not yet expired by its waiter's timer:
+		// end it now, and the late answer is told it had expired.
+		if exp, eerr := b.resolve(ctx, id, store.Resolution{State: store.Expired, Reason: "no answer before the deadline"}, ""); eerr == nil || errors.Is(eerr, ErrNotPending) {
+			r = exp
+		}
+	}
+	return r, err
 }
 
 // resolve is the one compare-and-swap every ending goes through.

@@ -103,7 +103,9 @@ type Requests interface {
 	GetRequest(ctx context.Context, id string) (Request, error)
 	// ResolveRequest ends a request iff it is still pending (one atomic
 	// compare-and-swap) and returns it as ended. A request that already
-	// ended returns ErrNotPending together with its current row.
+	// ended returns ErrNotPending together with its current row. A human
+	// answer (Answered, Denied) at or after the deadline is refused the
+	// same way, even while the row still says pending.
 	ResolveRequest(ctx context.Context, id string, res Resolution) (Request, error)
 	// PendingRequests lists pending requests, oldest first; session ""
 	// means all sessions.

@@ -141,8 +141,9 @@ func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolutio
 	r, err := scanRequest(tx.QueryRowContext(ctx, `UPDATE requests
 		SET state = ?, scope = ?, grain = ?, resolved_by = ?, surface = ?, reason = ?, resolved = ?
 		WHERE id = ? AND state = 'pending'
+		  AND (? NOT IN ('answered', 'denied') OR deadline > ?)
 		RETURNING `+requestCols,
-		string(res.State), string(res.Scope), string(res.Grain), res.By, res.Surface, res.Reason, at, id))
+		string(res.State), string(res.Scope), string(res.Grain), res.By, res.Surface, res.Reason, at, id, string(res.State), at))
 	switch {
 	case err == nil:
 		return r, tx.Commit()

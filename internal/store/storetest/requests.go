@@ -58,6 +58,21 @@ func ended(r store.Request, res store.Resolution) store.Request {
 }
 
 var requestTests = []test{
+	{"a human answer at or after the deadline is refused", func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		r := request("late", "a", "h1", base)
+		must(t, "CreateRequest", s.CreateRequest(ctx, r))
+		for _, st := range []store.State{store.Answered, store.Denied} {
+			got, err := s.ResolveRequest(ctx, "late", store.Resolution{State: st, Scope: store.Once, By: "x", At: r.Deadline})
+			if !errors.Is(err, store.ErrNotPending) || got.State != store.Pending {
+				t.Fatalf("%s at the deadline: %v, state %s", st, err, got.State)
+			}
+		}
+		got, err := s.ResolveRequest(ctx, "late", store.Resolution{State: store.Expired, At: r.Deadline})
+		if err != nil || got.State != store.Expired {
+			t.Fatalf("expiry: %v %s", err, got.State)
+		}
+	}},
 	{"create and get", func(t *testing.T, s store.Store) {
 		ctx := t.Context()
 		r := request("r1", "a", "h1", base.In(elsewhere))
