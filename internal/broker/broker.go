@@ -45,6 +45,9 @@ type Options struct {
 	Grants store.Grants
 	// Host identifies this process; requests it holds carry it.
 	Host string
+	// Alive reports whether another broker (by its Host id) is still
+	// running, so Recover leaves its requests alone; nil means none is.
+	Alive func(host string) bool
 	// Timeout is the default wait for a human.
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -410,10 +413,34 @@ func (b *Broker) EndSession(ctx context.Context, session, cause string) error {
 	return nil
 }
 
-// Recover withdraws the pending requests of earlier hosts: their askers
-// are gone, so nobody may answer them into "approved".
+// Recover withdraws the pending requests of brokers that are gone (an
+// earlier run of the host): their askers cannot be woken, so nobody may
+// answer them into "approved". Requests of live brokers sharing the
+// store (a `warden chat` beside the host) are left alone.
 func (b *Broker) Recover(ctx context.Context) (int, error) {
-	return b.o.Requests.WithdrawHostRequests(ctx, b.o.Host, store.Resolution{State: store.Withdrawn, Reason: "host restarted", At: b.o.Now()})
+	if b.o.Alive == nil {
+		return b.o.Requests.WithdrawHostRequests(ctx, b.o.Host, store.Resolution{State: store.Withdrawn, Reason: "host restarted", At: b.o.Now()})
+	}
+	pending, err := b.o.Requests.PendingRequests(ctx, "")
+	if err != nil {
+		return 0, fmt.Errorf("recover: %w", err)
+	}
+	n := 0
+	for _, p := range pending {
+		if p.Host == b.o.Host || b.o.Alive(p.Host) {
+			continue
+		}
+		r, err := b.o.Requests.ResolveRequest(ctx, p.ID, store.Resolution{State: store.Withdrawn, Reason: "host restarted", At: b.o.Now()})
+		if errors.Is(err, ErrNotPending) {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("recover: %w", err)
+		}
+		n++
+		b.publish(Event{Type: Ended, Request: r})
+	}
+	return n, nil
 }
 
 // Close withdraws every request this host holds, with cause, and refuses

@@ -25,8 +25,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
@@ -164,7 +162,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 			return nil, fmt.Errorf("start host: config path: %w", err)
 		}
 	}
-	h := &host{cfg: cfg, id: ulid.Make().String(), out: cfg.Stdout, socket: filepath.Join(state, localapi.SocketName)}
+	h := &host{cfg: cfg, id: newID(""), out: cfg.Stdout, socket: filepath.Join(state, localapi.SocketName)}
 	h.log = cfg.Logger.With("component", "host", "host_id", h.id)
 	var undo []func()
 	defer func() {
@@ -207,7 +205,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 
 	h.broker = broker.New(broker.Options{
-		Requests: h.st, Grants: h.st, Host: h.id,
+		Requests: h.st, Grants: h.st, Host: h.id, Alive: alive,
 		Timeout: h.pol.current().Timeout, Logger: cfg.Logger,
 	})
 	recovered, err := h.broker.Recover(ctx)

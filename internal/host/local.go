@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/execenv"
@@ -76,8 +74,8 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
-	l := &Local{ID: "local-" + ulid.Make().String(), Store: db, ConfigStatus: status, db: db}
-	l.Broker = broker.New(broker.Options{Requests: db, Grants: db, Host: l.ID, Timeout: pol.Timeout, Logger: cfg.Logger})
+	l := &Local{ID: newID("local-"), Store: db, ConfigStatus: status, db: db}
+	l.Broker = broker.New(broker.Options{Requests: db, Grants: db, Host: l.ID, Alive: alive, Timeout: pol.Timeout, Logger: cfg.Logger})
 	if l.Gate, err = gate.New(gate.Options{Policy: pol, Grants: db, Sessions: db}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open local gate: %w", err)
