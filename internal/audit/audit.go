@@ -20,28 +20,25 @@ import (
 
 // secrets matches credentials in command lines and code. The display
 // copy hides them; the hash still pins the exact payload.
-var secrets = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)((?:api[_-]?key|token|secret|password|passwd|pwd|auth|credential)[a-z0-9_-]*\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s'"]+)`),
-	regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic|token)\s+)([^\s'"]+)`),
-	regexp.MustCompile(`(?i)(-u\s+[^:\s]+:)([^\s'"@]+)`),
-	regexp.MustCompile(`(://[^:/\s]+:)([^@/\s]+)(@)`),
-	regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20})\b`),
+var secrets = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic|token)\s+)([^\s'"]+)`), "${1}***"},
+	{regexp.MustCompile(`(?i)((?:api[_-]?key|token|secret|password|passwd|pwd|credential)[a-z0-9_-]*\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s'"]+)`), "${1}***"},
+	{regexp.MustCompile(`(?i)(-u\s+[^:\s]+:)([^\s'"@]+)`), "${1}***"},
+	{regexp.MustCompile(`(://[^:/\s]+:)([^@/\s]+)(@)`), "${1}***${3}"},
+	{regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20})\b`), "***"},
 }
 
 // Redact hides credentials in s for display.
 func Redact(s string) string {
-	for i, re := range secrets {
-		switch i {
-		case 3:
-			s = re.ReplaceAllString(s, "${1}***${3}")
-		case 4:
-			s = re.ReplaceAllString(s, "***")
-		default:
-			s = re.ReplaceAllString(s, "${1}***")
-		}
+	for _, r := range secrets {
+		s = r.re.ReplaceAllString(s, r.repl)
 	}
 	return s
 }
+
 
 // Record builds the audit record of one decision. req is the request a
 // human answered, if any.

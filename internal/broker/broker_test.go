@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -383,5 +384,36 @@ func TestPrefixMustCoverTheCommand(t *testing.T) {
 	}
 	if r := <-done; r.State != store.Answered {
 		t.Fatal(r.State)
+	}
+}
+
+// BenchmarkPendingMemory holds 1,000 sessions each with a pending request
+// and reports the host memory each one costs (waiter, goroutine, timer).
+func BenchmarkPendingMemory(b *testing.B) {
+	const sessions = 1000
+	for b.Loop() {
+		db := openDB(b)
+		br := New(Options{Requests: db, Host: "h", Timeout: time.Hour})
+		ctx, cancel := context.WithCancel(context.Background())
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var ready sync.WaitGroup
+		done := make(chan struct{}, sessions)
+		for i := range sessions {
+			ready.Add(1)
+			q := Question{Owner: web(fmt.Sprint("m", i)), Action: rm, Analysis: rmAnalysis, Notify: func(store.Request) { ready.Done() }}
+			go func() { br.Ask(ctx, q); done <- struct{}{} }()
+		}
+		ready.Wait()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapInuse+after.StackInuse-before.HeapInuse-before.StackInuse)/sessions, "bytes/pending")
+		cancel()
+		for range sessions {
+			<-done
+		}
+		br.Close(context.Background(), "bench over")
+		db.Close()
 	}
 }
