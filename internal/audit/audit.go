@@ -39,7 +39,6 @@ func Redact(s string) string {
 	return s
 }
 
-
 // Record builds the audit record of one decision. req is the request a
 // human answered, if any.
 func Record(now time.Time, o owner.Owner, act action.Action, d gate.Decision, req *store.Request) store.Decision {
