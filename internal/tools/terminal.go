@@ -51,6 +51,9 @@ func (t Terminal) Run(ctx context.Context, command, dir string, stdout, stderr i
 	case ctx.Err() != nil:
 		return -1, fmt.Errorf("run command: %w", context.Cause(ctx))
 	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil // as a shell reports it
+		}
 		return exit.ExitCode(), nil
 	}
 	return -1, fmt.Errorf("run command: %w", err)
