@@ -74,14 +74,6 @@ type walker struct {
 	funcs  map[string]*syntax.FuncDecl
 	active map[string]bool // functions being expanded
 	err    error
-	seen   map[findingKey]struct{}
-}
-
-// findingKey identifies a finding for de-duplication.
-type findingKey struct {
-	class string
-	cmd   int
-	span  Span
 }
 
 // Analyze analyses src. It never panics and always returns a verdict.
@@ -166,14 +158,14 @@ func (w *walker) text(p, e syntax.Pos) string {
 }
 
 func (w *walker) find(cmd int, class string, sp Span) {
-	k := findingKey{class, cmd, sp}
-	if _, dup := w.seen[k]; dup {
-		return
+	// Duplicates come from one rule firing twice on one command, so they
+	// sit at the end: a short backward scan finds them without a map.
+	fs := w.a.Findings
+	for i := len(fs) - 1; i >= 0 && i >= len(fs)-16; i-- {
+		if fs[i].Class == class && fs[i].Command == cmd && fs[i].Span == sp {
+			return
+		}
 	}
-	if w.seen == nil {
-		w.seen = map[findingKey]struct{}{}
-	}
-	w.seen[k] = struct{}{}
 	c := catalog[class]
 	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: c.Tier, Description: c.Description, Command: cmd, Span: sp})
 }
