@@ -1,0 +1,202 @@
+package cron
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// The figures the README quotes. Run them with
+//
+//	go test -run '^$' -bench 'Scheduler' -benchtime 1x ./internal/cron/
+//
+// They use the real SQLite store (synchronous=FULL), gate, runner and
+// /bin/sh, on a store holding 10,000 jobs.
+
+const benchJobs = 10_000
+
+// loadJobs adds n jobs to f's store whose next runs are spread over
+// the coming days (none due within the benchmark), named idle-00000….
+func loadJobs(b *testing.B, f *fixture, n int) {
+	b.Helper()
+	now := time.Now()
+	for i := range n {
+		spec := fmt.Sprintf("%d %d * * *", i%60, i%24)
+		j, err := Prepare(store.CronJob{Name: fmt.Sprintf("idle-%05d", i), Schedule: spec, Steps: []string{"true"}, Enabled: true}, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Tomorrow or later: idle for the benchmark's seconds.
+		j.NextRun = j.NextRun.Add(24 * time.Hour)
+		if err := f.db.AddCronJob(context.Background(), j); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkSchedulerIdle measures the CPU the whole test process uses
+// while the scheduler waits with 10,000 jobs loaded and none due: each
+// iteration is one second of wall time. Reported as CPU milliseconds
+// per second (10 ms/s is 1% of one core), for the default tick (one
+// minute) and a one-second tick (a look at the store every second).
+func BenchmarkSchedulerIdle(b *testing.B) {
+	for _, tick := range []time.Duration{time.Minute, time.Second} {
+		b.Run("tick="+tick.String(), func(b *testing.B) {
+			f := newFixture(b, fixtureOptions{tick: tick})
+			loadJobs(b, f, benchJobs)
+			f.start()
+			time.Sleep(200 * time.Millisecond) // past the first claim
+			var cpu, wall time.Duration
+			for b.Loop() {
+				c0, w0 := cpuTime(b), time.Now()
+				time.Sleep(time.Second)
+				cpu += cpuTime(b) - c0
+				wall += time.Since(w0)
+			}
+			f.stop()
+			if runs := f.runs(""); len(runs) != 0 {
+				b.Fatalf("%d runs while idle", len(runs))
+			}
+			b.ReportMetric(float64(cpu)/float64(time.Millisecond)/wall.Seconds(), "cpu-ms/s")
+		})
+	}
+}
+
+// timedRunner records when each step reached the runner.
+type timedRunner struct {
+	r  Runner
+	mu sync.Mutex
+	at map[string]time.Time // run id -> step entered
+}
+
+func (tr *timedRunner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error) {
+	now := time.Now()
+	o, _ := owner.From(ctx)
+	tr.mu.Lock()
+	tr.at[o.Run()] = now
+	tr.mu.Unlock()
+	return tr.r.Shell(ctx, command, dir, stdout, stderr, onPending)
+}
+
+// BenchmarkSchedulerFiring makes 1,000 of 10,000 jobs due in the same
+// second and measures, per run, how long after the slot (median and
+// p99):
+//
+//   - claim: the run was claimed (its started_at);
+//   - step: its step reached the runner (gate, audit and shell next);
+//   - exec: its command ("date +%s%N") was running, by the command's
+//     own clock;
+//   - done: the run was recorded ended.
+//
+// Each iteration is one such second.
+func BenchmarkSchedulerFiring(b *testing.B) {
+	const due = 1000
+	f := newFixture(b, fixtureOptions{})
+	tr := &timedRunner{r: f.rec, at: map[string]time.Time{}}
+	f.sched.o.Runner = tr
+	loadJobs(b, f, benchJobs-due)
+	f.start()
+	var claim, step, exec, done []time.Duration
+	round := 0
+	for b.Loop() {
+		b.StopTimer()
+		slot := time.Now().Add(3 * time.Second).Truncate(time.Second)
+		names := make([]string, due)
+		for i := range due {
+			names[i] = fmt.Sprintf("due-%d-%04d", round, i)
+			j, err := Prepare(store.CronJob{Name: names[i], Schedule: "@daily", Steps: []string{"date +%s%N"}, Enabled: true}, time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			j.NextRun, j.NextSlot = slot, slot.UTC().Format(time.RFC3339)
+			if err := f.db.AddCronJob(context.Background(), j); err != nil {
+				b.Fatal(err)
+			}
+		}
+		f.sched.Wake()
+		if time.Now().After(slot) {
+			b.Fatal("loading the due jobs took past their slot; raise the margin")
+		}
+		b.StartTimer()
+		// Wait without loading the store: every run has reached the
+		// runner and none is active any more.
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			tr.mu.Lock()
+			entered := len(tr.at)
+			tr.mu.Unlock()
+			f.sched.mu.Lock()
+			active := len(f.sched.active)
+			f.sched.mu.Unlock()
+			if entered == (round+1)*due && active == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%d of %d runs reached the runner, %d active, after 2 minutes", entered-round*due, due, active)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		b.StopTimer()
+		all, err := f.db.ListCronRuns(context.Background(), "", due)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var runs []store.CronRun
+		for _, r := range all {
+			if strings.HasPrefix(r.Job, fmt.Sprintf("due-%d-", round)) {
+				runs = append(runs, r)
+			}
+		}
+		if len(runs) != due {
+			b.Fatalf("%d runs of round %d, want %d", len(runs), round, due)
+		}
+		b.StopTimer()
+		for _, r := range runs {
+			if r.Status != store.RunSucceeded || len(r.Steps) != 1 {
+				b.Fatalf("run %+v", r)
+			}
+			ns, err := strconv.ParseInt(strings.TrimSpace(r.Steps[0].Output), 10, 64)
+			if err != nil {
+				b.Fatalf("step output %q: %v", r.Steps[0].Output, err)
+			}
+			tr.mu.Lock()
+			entered := tr.at[r.ID]
+			tr.mu.Unlock()
+			claim = append(claim, r.Started.Sub(slot))
+			step = append(step, entered.Sub(slot))
+			exec = append(exec, time.Unix(0, ns).Sub(slot))
+			done = append(done, r.Finished.Sub(slot))
+		}
+		round++
+		b.StartTimer()
+	}
+	f.stop()
+	for _, m := range []struct {
+		name string
+		d    []time.Duration
+	}{{"claim", claim}, {"step", step}, {"exec", exec}, {"done", done}} {
+		slices.Sort(m.d)
+		b.ReportMetric(float64(m.d[len(m.d)/2])/float64(time.Millisecond), m.name+"-p50-ms")
+		b.ReportMetric(float64(m.d[len(m.d)*99/100])/float64(time.Millisecond), m.name+"-p99-ms")
+	}
+}
