@@ -71,10 +71,12 @@ type coalesceKey struct{ session, digest string }
 
 // waiter is a live asker.
 type waiter struct {
-	id    string
-	key   coalesceKey
-	done  chan struct{} // closed once final is set
-	final store.Request
+	id      string
+	key     coalesceKey
+	req     store.Request // as created; read-only
+	created chan struct{} // closed once req is stored (or failed to be)
+	done    chan struct{} // closed once final is set
+	final   store.Request
 }
 
 // New returns a Broker.
@@ -135,8 +137,10 @@ func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
 			return store.Request{}, err
 		}
 		if q.Notify != nil {
-			if r, err := b.o.Requests.GetRequest(ctx, w.id); err == nil {
-				q.Notify(r)
+			select {
+			case <-w.created:
+				q.Notify(w.req)
+			case <-ctx.Done():
 			}
 		}
 		final := b.wait(ctx, w, q, leader)
@@ -165,22 +169,29 @@ func (b *Broker) join(ctx context.Context, key coalesceKey, q Question) (*waiter
 		timeout = b.o.Timeout
 	}
 	id := ulid.MustNew(ulid.Timestamp(now), b.ids).String()
-	w := &waiter{id: id, key: key, done: make(chan struct{})}
+	r, err := b.request(id, q, now, now.Add(timeout))
+	if err != nil {
+		b.mu.Unlock()
+		return nil, false, fmt.Errorf("create request: %w", err)
+	}
+	w := &waiter{id: id, key: key, req: r, created: make(chan struct{}), done: make(chan struct{})}
 	b.waiters[id] = w
 	b.leaders[key] = w
 	b.mu.Unlock()
 
-	r, err := b.request(id, q, now, now.Add(timeout))
-	if err == nil {
-		err = b.o.Requests.CreateRequest(ctx, r)
-	}
+	err = b.o.Requests.CreateRequest(ctx, r)
 	if err != nil {
 		b.mu.Lock()
 		delete(b.waiters, id)
 		delete(b.leaders, key)
 		b.mu.Unlock()
+		// Followers that joined meanwhile must not hang.
+		w.final = store.Request{ID: id, State: store.Withdrawn, Reason: "store error: " + err.Error()}
+		close(w.created)
+		close(w.done)
 		return nil, false, fmt.Errorf("create request: %w", err)
 	}
+	close(w.created)
 	b.publish(Event{Type: Created, Request: r})
 	b.log.InfoContext(ctx, "request pending", "id", id, "session", key.session, "owner", r.OwnerText)
 	return w, true, nil
@@ -216,13 +227,7 @@ func (b *Broker) wait(ctx context.Context, w *waiter, q Question, leader bool) s
 			return store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}
 		}
 	}
-	var deadline time.Time
-	if r, err := b.o.Requests.GetRequest(context.WithoutCancel(ctx), w.id); err == nil {
-		deadline = r.Deadline
-	} else {
-		deadline = b.o.Now().Add(b.o.Timeout)
-	}
-	timer := time.NewTimer(time.Until(deadline))
+	timer := time.NewTimer(time.Until(w.req.Deadline))
 	defer timer.Stop()
 	select {
 	case <-w.done:

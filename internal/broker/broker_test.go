@@ -417,3 +417,22 @@ func BenchmarkPendingMemory(b *testing.B) {
 		db.Close()
 	}
 }
+
+// BenchmarkAnswerToWake times only the answer: from Resolve on a pending
+// request to its waiter waking (the store's CAS commit plus the wake).
+func BenchmarkAnswerToWake(b *testing.B) {
+	br := newBroker(b, openDB(b), time.Minute)
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		created := make(chan string, 1)
+		q := Question{Owner: web("bench"), Action: action.NewShell(fmt.Sprint("rm -rf x", i)), Notify: func(r store.Request) { created <- r.ID }}
+		done := askAsync(ctx, br, q)
+		id := <-created
+		b.StartTimer()
+		if _, err := br.Resolve(ctx, id, Answer{Approve: true, By: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+		<-done
+	}
+}
