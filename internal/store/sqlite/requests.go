@@ -83,7 +83,7 @@ func (db *DB) createRequest(ctx context.Context, r store.Request) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.w.ExecContext(ctx, `INSERT INTO requests
+	_, err = db.q.ExecContext(ctx, `INSERT INTO requests
 		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
 		r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host)
@@ -133,7 +133,7 @@ func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolutio
 	}
 	// The read after a failed swap shares the swap's transaction, so a
 	// request created in between cannot be reported as "not pending".
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.q.BeginTx(ctx, nil)
 	if err != nil {
 		return store.Request{}, err
 	}
@@ -199,7 +199,7 @@ func (db *DB) withdrawHostRequests(ctx context.Context, keep string, res store.R
 	if err != nil {
 		return 0, err
 	}
-	sr, err := db.w.ExecContext(ctx, `UPDATE requests
+	sr, err := db.q.ExecContext(ctx, `UPDATE requests
 		SET state = 'withdrawn', scope = '', grain = '', resolved_by = ?, surface = ?, reason = ?, resolved = ?
 		WHERE state = 'pending' AND host <> ?`,
 		res.By, res.Surface, res.Reason, at, keep)

@@ -35,6 +35,11 @@ const busyTimeoutMS = 5000
 type DB struct {
 	path string
 	w    *sql.DB // one connection; BEGIN IMMEDIATE
+	// q writes the request lifecycle with synchronous=NORMAL: a request
+	// that is lost in a crash had no waiter left anyway, and every action
+	// a request lets run is preceded by an audit commit on w (FULL), whose
+	// fsync of the WAL makes the request rows before it durable too.
+	q *sql.DB
 	r    *sql.DB // query-only readers
 
 	closeOnce sync.Once
@@ -93,6 +98,27 @@ func open(ctx context.Context, path string, o options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
+	relaxed := o.synchronous
+	if relaxed == "FULL" {
+		relaxed = "NORMAL"
+	}
+	q, err := sql.Open("sqlite", dsn(abs, url.Values{
+		"_pragma": {
+			fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
+			"foreign_keys(1)",
+			"synchronous(" + relaxed + ")",
+		},
+		"_txlock": {"immediate"},
+	}))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	q.SetMaxOpenConns(1)
+	q.SetMaxIdleConns(1)
+	q.SetConnMaxLifetime(0)
+	q.SetConnMaxIdleTime(0)
+	db.q = q
 
 	r, err := sql.Open("sqlite", dsn(abs, url.Values{
 		"_pragma": {
@@ -102,6 +128,7 @@ func open(ctx context.Context, path string, o options) (*DB, error) {
 		},
 	}))
 	if err != nil {
+		q.Close()
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
@@ -110,6 +137,7 @@ func open(ctx context.Context, path string, o options) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	if err := r.PingContext(ctx); err != nil {
 		r.Close()
+		q.Close()
 		w.Close()
 		return nil, fmt.Errorf("open store %s: readers: %w", abs, err)
 	}
@@ -184,6 +212,9 @@ func (db *DB) Close() error {
 		var errs []error
 		if db.r != nil {
 			errs = append(errs, db.r.Close())
+		}
+		if db.q != nil {
+			errs = append(errs, db.q.Close())
 		}
 		errs = append(errs, db.w.Close())
 		if err := errors.Join(errs...); err != nil {
