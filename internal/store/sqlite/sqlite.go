@@ -40,7 +40,7 @@ type DB struct {
 	// a request lets run is preceded by an audit commit on w (FULL), whose
 	// fsync of the WAL makes the request rows before it durable too.
 	q *sql.DB
-	r    *sql.DB // query-only readers
+	r *sql.DB // query-only readers
 
 	closeOnce sync.Once
 	closeErr  error
