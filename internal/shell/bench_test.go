@@ -1,6 +1,8 @@
 package shell
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -31,6 +33,28 @@ func BenchmarkAnalyze64KiB(b *testing.B) {
 	}
 	script := sb.String()[:64<<10]
 	script = script[:strings.LastIndexByte(script, '\n')+1]
+	b.SetBytes(int64(len(script)))
+	for b.Loop() {
+		if a := Analyze(script); a.Verdict == Malformed {
+			b.Fatal(a.Error)
+		}
+	}
+}
+
+// BenchmarkAnalyze64KiBScript is a 64 KiB install-style script: functions,
+// conditionals, case, here-documents, quoting, built from
+// testdata/bench/install.sh with the function names varied per copy.
+func BenchmarkAnalyze64KiBScript(b *testing.B) {
+	tmpl, err := os.ReadFile("testdata/bench/install.sh")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	for i := 0; sb.Len() < 64<<10; i++ {
+		sb.WriteString(strings.ReplaceAll(string(tmpl), "main", fmt.Sprint("main", i)))
+	}
+	script := sb.String()[:64<<10]
+	script = script[:strings.LastIndex(script, "\nmain")+1]
 	b.SetBytes(int64(len(script)))
 	for b.Loop() {
 		if a := Analyze(script); a.Verdict == Malformed {

@@ -53,9 +53,18 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		if forkBomb(fd) {
 			w.find(idx, clsForkBomb, sp)
 		}
+		// A body says the same thing at every call with the same kind of
+		// stdin, so it is walked once per kind: a script calling log() a
+		// thousand times stays linear.
+		ek := expansion{fd, in.kind}
+		if w.expanded[ek] {
+			return idx
+		}
 		if w.active == nil {
 			w.active = map[string]bool{}
+			w.expanded = map[expansion]bool{}
 		}
+		w.expanded[ek] = true
 		w.active[c.name] = true
 		w.stmt(fd.Body, appendVia(via, "function "+c.name), in)
 		delete(w.active, c.name)

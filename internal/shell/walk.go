@@ -73,7 +73,9 @@ type walker struct {
 	nest   int
 	funcs  map[string]*syntax.FuncDecl
 	active map[string]bool // functions being expanded
-	err    error
+	// expanded are function bodies already walked, per stdin kind.
+	expanded map[expansion]bool
+	err      error
 }
 
 // Analyze analyses src. It never panics and always returns a verdict.
@@ -511,4 +513,10 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 	w.lvl = &level{src: norm, base: off, exact: known && off >= 0 && saved.exact && norm == code, outer: sp}
 	w.stmts(f.Stmts, via, in)
 	w.lvl = saved
+}
+
+// expansion is one walk of a function body.
+type expansion struct {
+	fd *syntax.FuncDecl
+	in stdinKind
 }
