@@ -1,0 +1,456 @@
+// Package dispatch runs kanban tasks in worker processes.
+//
+// The Dispatcher lives in the host. It promotes tasks whose parents are
+// done, claims ready tasks atomically, and for each claimed run spawns
+// `EXECUTABLE worker --task ID`:
+//
+//   - in its own process group (Setpgid), so the whole group can be
+//     killed, and so the admin boundary can tell its processes apart;
+//   - in the task's workspace: its dir: path, or ScratchDir/TASK, which
+//     is never inside the state directory;
+//   - with stdin from /dev/null and stdout and stderr appended to a
+//     per-run log file (LogDir/RUN.log, mode 0600);
+//   - with an environment built by execenv from the parent environment
+//     the edge handed in, plus only SocketEnv (the worker socket's path)
+//     — never a copy of the host's environment (invariant 3);
+//   - with a one-time token bound to this task run on an inherited file
+//     descriptor, TokenFD (3): a pipe the child reads once, then closes.
+//     The token is never in the environment or the arguments, where
+//     /proc/PID/environ, /proc/PID/cmdline and every descendant could
+//     read it; the host keeps only its hash.
+//
+// The worker says hello on the worker socket with the token; from then
+// on the host's gate decides everything it does as the run's owner
+// (internal/workerapi). When a worker exits, the dispatcher kills what
+// is left of its process group and, if the run is still open (the
+// worker died, or exited without ending it), records a failure: the task
+// goes back to ready with its retry count raised, or is blocked with the
+// last error once FailureLimit is reached. At most Concurrency workers
+// run at once. When ctx ends, every worker's process group is killed and
+// their runs recorded as failed ("host shut down"); runs left open by a
+// host that crashed are failed the same way when the next one starts.
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/wardenhq/warden/internal/ancestry"
+	"github.com/wardenhq/warden/internal/board"
+	"github.com/wardenhq/warden/internal/execenv"
+	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/workerapi"
+)
+
+// TokenFD is the file descriptor on which a worker finds its token: the
+// first of exec.Cmd.ExtraFiles.
+const TokenFD = 3
+
+// SocketEnv names the one variable the dispatcher adds to a worker's
+// environment: the worker socket's path. `warden worker` reads it at
+// its edge.
+const SocketEnv = "WARDEN_WORKER_SOCKET"
+
+// Defaults.
+const (
+	DefaultFailureLimit = 3
+	DefaultConcurrency  = 4
+	DefaultTokenTTL     = time.Minute
+	DefaultPoll         = 2 * time.Second
+)
+
+// Options configure a Dispatcher.
+type Options struct {
+	Board store.BoardStore
+	// Runner decides and runs the workers' shell commands (the host's
+	// runner.Runner).
+	Runner workerapi.Runner
+	// Cron runs cron jobs for workers; nil refuses cron_run.
+	Cron workerapi.CronRunner
+	// Executable is the warden binary; a worker is
+	// `Executable worker --task ID`.
+	Executable string
+	// StateDir holds the worker socket (workerapi.SocketName) and, by
+	// default, the logs.
+	StateDir string
+	// ScratchDir holds the scratch workspaces, one directory per task
+	// (ScratchDir/TASK, mode 0700). It must be an absolute path outside
+	// StateDir: an agent's workspace inside the state directory would
+	// put warden's store, admin token and sockets a relative path away
+	// from its commands (invariant 11).
+	ScratchDir string
+	// LogDir holds the per-run logs; "" means StateDir/logs.
+	LogDir string
+	// Environ is the parent environment as NAME=VALUE, given by the edge;
+	// workers get execenv.Build of it.
+	Environ []string
+	// Passthrough are the operator's extra variable names
+	// (tools.env_passthrough).
+	Passthrough []string
+	// FailureLimit blocks a task after this many failed runs; zero means
+	// DefaultFailureLimit, negative never blocks.
+	FailureLimit int
+	// Concurrency is how many workers may run at once; zero means
+	// DefaultConcurrency.
+	Concurrency int
+	// Review sends completed tasks to review instead of done.
+	Review bool
+	// BoardID names the board in owners; "" for a single-board host.
+	BoardID string
+	// TokenTTL is how long a worker has to say hello; zero means
+	// DefaultTokenTTL.
+	TokenTTL time.Duration
+	// Poll is how often the board is looked at without a Poke; zero
+	// means DefaultPoll.
+	Poll time.Duration
+	// Groups, if set, learns each worker's process group while it may
+	// hold processes, for the admin boundary (ancestry.Boundary).
+	Groups *ancestry.Groups
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Dispatcher claims ready tasks and runs each in a worker process.
+type Dispatcher struct {
+	o      Options
+	log    *slog.Logger
+	ids    *board.IDs
+	srv    *workerapi.Server
+	socket string
+	wake   chan struct{}
+}
+
+// New returns a Dispatcher; Run starts it.
+func New(o Options) (*Dispatcher, error) {
+	switch {
+	case o.Board == nil:
+		return nil, errors.New("new dispatcher: no board store")
+	case o.Runner == nil:
+		return nil, errors.New("new dispatcher: no runner")
+	case o.Executable == "" || !filepath.IsAbs(o.Executable):
+		return nil, fmt.Errorf("new dispatcher: executable %q: want an absolute path", o.Executable)
+	case o.StateDir == "" || !filepath.IsAbs(o.StateDir):
+		return nil, fmt.Errorf("new dispatcher: state directory %q: want an absolute path", o.StateDir)
+	case o.ScratchDir == "" || !filepath.IsAbs(o.ScratchDir):
+		return nil, fmt.Errorf("new dispatcher: scratch directory %q: want an absolute path", o.ScratchDir)
+	case within(o.ScratchDir, o.StateDir) || within(o.StateDir, o.ScratchDir):
+		return nil, fmt.Errorf("new dispatcher: scratch directory %s and state directory %s must not contain each other: workspaces would reach warden's own files", o.ScratchDir, o.StateDir)
+	}
+	if o.LogDir == "" {
+		o.LogDir = filepath.Join(o.StateDir, "logs")
+	}
+	if o.FailureLimit == 0 {
+		o.FailureLimit = DefaultFailureLimit
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.TokenTTL <= 0 {
+		o.TokenTTL = DefaultTokenTTL
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	d := &Dispatcher{
+		o: o, log: o.Logger.With("component", "dispatch"),
+		ids:    &board.IDs{Now: o.Now},
+		socket: filepath.Join(o.StateDir, workerapi.SocketName),
+		wake:   make(chan struct{}, 1),
+	}
+	d.srv = workerapi.New(workerapi.Options{
+		Board: o.Board, Runner: o.Runner, Cron: o.Cron, BoardID: o.BoardID,
+		ScratchDir: d.scratch(), FailureLimit: o.FailureLimit, Review: o.Review,
+		Logger: o.Logger, Now: o.Now,
+	})
+	return d, nil
+}
+
+// Socket is the worker socket's path.
+func (d *Dispatcher) Socket() string { return d.socket }
+
+func (d *Dispatcher) scratch() string { return d.o.ScratchDir }
+
+// within reports whether p is dir or inside it (lexically, both
+// absolute).
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(p))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// Poke makes the dispatcher look at the board now (a task was added or
+// unblocked) instead of at its next poll.
+func (d *Dispatcher) Poke() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run serves the worker socket and dispatches until ctx ends; then it
+// kills every worker's process group, waits for them and returns nil.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	if err := os.MkdirAll(d.o.LogDir, 0o700); err != nil {
+		return fmt.Errorf("dispatch: log directory: %w", err)
+	}
+	ln, err := workerapi.Listen(d.socket)
+	if err != nil {
+		return fmt.Errorf("dispatch: %w", err)
+	}
+	if err := d.recover(ctx); err != nil {
+		ln.Close()
+		return fmt.Errorf("dispatch: %w", err)
+	}
+	// Workers live as long as this context: a failed socket ends them
+	// as shutdown does.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var wg sync.WaitGroup
+	srvErr := make(chan error, 1)
+	wg.Go(func() { srvErr <- d.srv.Serve(ctx, ln) })
+
+	done := make(chan struct{}, d.o.Concurrency)
+	active := 0
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+loop:
+	for {
+		if _, err := d.o.Board.Promote(ctx, d.o.Now()); err != nil && ctx.Err() == nil {
+			d.log.ErrorContext(ctx, "promote", "err", err)
+		}
+		for active < d.o.Concurrency && ctx.Err() == nil {
+			run := d.ids.New()
+			t, r, err := d.o.Board.ClaimTask(ctx, store.TaskClaim{Run: run, Log: d.logPath(run), At: d.o.Now()})
+			if errors.Is(err, store.ErrNothingReady) {
+				break
+			}
+			if err != nil {
+				if ctx.Err() == nil {
+					d.log.ErrorContext(ctx, "claim", "err", err)
+				}
+				break
+			}
+			active++
+			wg.Go(func() {
+				defer func() { done <- struct{}{} }()
+				d.work(ctx, t, r)
+			})
+		}
+		poll.Reset(d.o.Poll)
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-srvErr:
+			// The socket failed: no worker can reach the host. Stop
+			// the workers and report it.
+			srvErr <- err
+			stop(err)
+			break loop
+		case <-d.wake:
+		case <-poll.C:
+		case <-done:
+			active--
+		}
+	}
+	wg.Wait() // workers (killed by ctx) and the server
+	select {
+	case err := <-srvErr:
+		if err != nil {
+			return fmt.Errorf("dispatch: %w", err)
+		}
+	default:
+	}
+	return nil
+}
+
+// recover fails the runs a previous host left open: their workers lost
+// the host they talked to.
+func (d *Dispatcher) recover(ctx context.Context) error {
+	runs, err := d.o.Board.RunningRuns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		t, err := d.o.Board.RecordFailure(ctx, r.ID, "host restarted while the run was in progress", d.o.FailureLimit, d.o.Now())
+		if err != nil && !errors.Is(err, store.ErrTaskRunEnded) {
+			return err
+		}
+		d.log.WarnContext(ctx, "recovered an open run", "task", r.Task, "run", r.ID, "task_status", t.Status)
+	}
+	return nil
+}
+
+// logPath is the log file of run.
+func (d *Dispatcher) logPath(run string) string { return filepath.Join(d.o.LogDir, run+".log") }
+
+// work runs one claimed run to its end.
+func (d *Dispatcher) work(ctx context.Context, t store.Task, r store.TaskRun) {
+	log := d.log.With("task", t.ID, "run", r.ID)
+	reason, err := d.spawn(ctx, log, t, r)
+	switch {
+	case ctx.Err() != nil:
+		reason = "host shut down while the worker ran"
+	case err != nil:
+		reason = "spawn worker: " + err.Error()
+		log.ErrorContext(ctx, "spawn worker", "err", err)
+	}
+	// Record the failure even when ctx ended: the store is still open
+	// (the host closes it after Run returns).
+	after, ferr := d.o.Board.RecordFailure(context.WithoutCancel(ctx), r.ID, reason, d.o.FailureLimit, d.o.Now())
+	switch {
+	case errors.Is(ferr, store.ErrTaskRunEnded):
+		// The worker (or an operator) ended the run itself.
+	case ferr != nil:
+		log.ErrorContext(ctx, "record failure", "err", ferr)
+	default:
+		log.WarnContext(ctx, "run failed", "reason", reason, "task_status", after.Status, "retries", after.Retries)
+	}
+}
+
+// spawn starts the worker for run r of task t and waits for it. It
+// returns why the worker ended, for the case its run is still open.
+func (d *Dispatcher) spawn(ctx context.Context, log *slog.Logger, t store.Task, r store.TaskRun) (string, error) {
+	logPath := d.logPath(r.ID)
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("log file: %w", err)
+	}
+	defer logf.Close()
+
+	dir, err := board.WorkspaceDir(t.Workspace, d.scratch(), t.ID)
+	if err != nil {
+		return "", err
+	}
+	if t.Workspace == store.WorkspaceScratch {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("scratch workspace: %w", err)
+		}
+	}
+
+	secret, err := workerapi.NewToken()
+	if err != nil {
+		return "", err
+	}
+	now := d.o.Now()
+	if err := d.o.Board.MintToken(ctx, store.WorkerToken{
+		Hash: workerapi.TokenHash(secret), Task: t.ID, Run: r.ID, Created: now, Expires: now.Add(d.o.TokenTTL),
+	}); err != nil {
+		return "", err
+	}
+	tokR, tokW, err := os.Pipe()
+	if err != nil {
+		return "", fmt.Errorf("token pipe: %w", err)
+	}
+	defer tokR.Close()
+	defer tokW.Close()
+
+	cmd := exec.CommandContext(ctx, d.o.Executable, "worker", "--task", t.ID)
+	cmd.Env = execenv.Build(d.o.Environ, d.o.Passthrough, map[string]string{SocketEnv: d.socket})
+	cmd.Dir = dir
+	cmd.Stdin = nil // the null device
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{tokR} // fd 3 = TokenFD
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	pid := cmd.Process.Pid
+	if d.o.Groups != nil {
+		d.o.Groups.Add(pid)
+	}
+	defer func() {
+		// Whatever the worker left behind in its group goes with it,
+		// before the group is forgotten.
+		_ = killGroup(pid)
+		if d.o.Groups != nil {
+			d.o.Groups.Remove(pid)
+		}
+	}()
+	tokR.Close() // the child has its copy
+	log.InfoContext(ctx, "worker started", "pid", pid, "log", logPath)
+
+	// The pid is on record before the token is handed over, so the
+	// worker socket can check who says hello with it.
+	if err := d.o.Board.SetRunPID(ctx, r.ID, pid); err != nil {
+		_ = killGroup(pid)
+		_ = cmd.Wait()
+		return "", err
+	}
+	if _, err := io.WriteString(tokW, secret+"\n"); err != nil {
+		log.WarnContext(ctx, "hand the token over", "err", err)
+	}
+	tokW.Close()
+
+	werr := cmd.Wait()
+	var exit *exec.ExitError
+	switch {
+	case werr == nil:
+		return "the worker exited without ending its run", nil
+	case errors.As(werr, &exit):
+		why := "the worker " + describeExit(exit)
+		if tail := lastLine(logPath); tail != "" {
+			why += ": " + tail
+		}
+		return why, nil
+	}
+	return "", fmt.Errorf("wait for worker: %w", werr)
+}
+
+// killGroup kills process group pgid; a group already gone is fine.
+func killGroup(pgid int) error {
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+func describeExit(e *exec.ExitError) string {
+	if ws, ok := e.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "was killed by signal " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exited with status %d", e.ExitCode())
+}
+
+// lastLine returns the last non-empty line of a log (at most 200
+// bytes of it), for a failure's reason.
+func lastLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 4096
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		if _, err := f.Seek(-tail, io.SeekEnd); err != nil {
+			return ""
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, tail))
+	if err != nil {
+		return ""
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	last := strings.TrimSpace(string(lines[len(lines)-1]))
+	if len(last) > 200 {
+		last = last[:200] + "…"
+	}
+	return strings.ToValidUTF8(last, "")
+}

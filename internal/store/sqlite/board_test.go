@@ -1,0 +1,12 @@
+package sqlite
+
+import (
+	"testing"
+
+	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/storetest"
+)
+
+func TestBoardConformance(t *testing.T) {
+	storetest.RunBoard(t, func(t *testing.T) store.BoardStore { return openTest(t) })
+}
