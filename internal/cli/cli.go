@@ -84,6 +84,7 @@ ask.
 		newApprovalsCmd(),
 		newGrantsCmd(),
 		newAuditCmd(),
+		newCronCmd(),
 	)
 	return root
 }

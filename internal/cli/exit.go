@@ -19,6 +19,10 @@ const (
 	// ExitDangerous: the command needs approval (with --as: the gate
 	// would ask a human).
 	ExitDangerous = 1
+	// ExitRunFailed: warden cron run's run failed or was skipped (the
+	// same status as dangerous: "not a clean success", not a failure
+	// of warden).
+	ExitRunFailed = 1
 	// ExitBlocked: the gate would block it (hardline, malformed, denied;
 	// with --as: deny), a config file is invalid, or warden could not
 	// finish (unreadable config, I/O error). Failing with the "blocked"

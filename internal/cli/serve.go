@@ -23,12 +23,14 @@ type serveOptions struct {
 }
 
 const serveLong = `Run the warden host: the store, the gate, the broker that holds questions
-for humans, the web console where they are answered, and the admin socket
-that warden approvals, grants, exec and audit talk to.
+for humans, the cron scheduler, the web console where questions are
+answered, and the admin socket that warden approvals, grants, exec, audit
+and cron talk to.
 
 The state directory (--state) holds the SQLite store (warden.db), the admin
-token (token, mode 0600; created and printed once on first start) and the
-admin socket (warden.sock, mode 0600, for this user and root only).
+token (token, mode 0600; created and printed once on first start), the
+admin socket (warden.sock, mode 0600, for this user and root only) and the
+cron steps' working directory (cron/).
 
 The config file (--config, default $XDG_CONFIG_HOME/warden/config.yaml, else
 ~/.config/warden/config.yaml) is reloaded when it changes; a broken edit
@@ -48,8 +50,8 @@ the life of this process; hardline commands and deny rules still block, and
 cron, kanban and other unattended runs keep their modes.
 
 SIGINT or SIGTERM shut the host down: pending requests are withdrawn
-("host shutting down"), running commands are stopped, the store is closed
-and the socket removed. Logs go to stderr.
+("host shutting down"), running commands and cron runs are stopped (the
+runs recorded failed), the store is closed and the socket removed. Logs go to stderr.
 
 Exit status: 0 after a clean shutdown; 2 if the host cannot start (state
 directory, socket in use, broken config) or fails; 3 for a usage error,
@@ -60,7 +62,7 @@ func newServeCmd() *cobra.Command {
 	var opts serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve [--state DIR] [--config FILE] [--addr HOST:PORT] [--allow-remote] [--console-host NAME] [--yolo]",
-		Short: "Run the warden host: gate, broker, web console and admin socket",
+		Short: "Run the warden host: gate, broker, cron, web console and admin socket",
 		Long:  serveLong,
 		Example: `  warden serve
   warden serve --addr 127.0.0.1:9000 --config ./warden.yaml`,

@@ -1,13 +1,18 @@
 // Package host is `warden serve`: it wires the store, the gate, the
-// broker, the runner, the web console and the admin API into one
-// process, and takes them down in order. It is wiring only; every
-// decision lives in the packages it wires.
+// broker, the runner, the cron scheduler, the web console and the admin
+// API into one process, and takes them down in order. It is wiring
+// only; every decision lives in the packages it wires.
+//
+// The cron scheduler runs for the host's lifetime with the host's
+// runner, so every step is decided by the same gate as the sessions
+// beside it, as the run's own cron owner. Steps run in the state
+// directory's cron/ workspace.
 //
 // Shutdown (ctx cancelled by SIGINT/SIGTERM): stop accepting
 // connections, withdraw every pending request with the cause "host
-// shutting down" (their waiters wake and deny), cancel running commands,
-// close the console and the servers, close the store, and remove the
-// socket.
+// shutting down" (their waiters wake and deny), cancel running commands
+// and cron runs (recorded failed), close the console and the servers,
+// close the store, and remove the socket.
 package host
 
 import (
@@ -26,6 +31,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/cron"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/localapi"
@@ -43,6 +49,8 @@ const DefaultAddr = "127.0.0.1:7878"
 const (
 	DBName    = "warden.db"
 	TokenName = "token"
+	// CronDir is the cron steps' working directory (mode 0700).
+	CronDir = "cron"
 )
 
 // shutdownGrace bounds how long shutdown waits for handlers to finish
@@ -122,6 +130,11 @@ type host struct {
 	broker *broker.Broker
 	gate   *gate.Gate
 	runner *runner.Runner
+	cron   *cron.Scheduler
+	// cronDir is the steps' workspace and cronJobs the jobs stored at
+	// start (for the banner).
+	cronDir  string
+	cronJobs int
 
 	console *web.Console
 	api     *localapi.Server
@@ -222,8 +235,12 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Gate: h.gate, Broker: h.broker, Audit: h.st, Logger: cfg.Logger,
 		Terminal: tools.Terminal{Env: execenv.Build(cfg.Environ, nil, nil)},
 	})
+	if err := h.newCron(ctx); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
 	if h.console, err = web.New(web.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Token: token, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
+		Cron: h.cron, CronStore: h.db,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -235,6 +252,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	consoleURL := "http://" + h.webLn.Addr().String() + "/"
 	h.api = localapi.New(localapi.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Channel: h.console,
+		Cron: h.cron, CronStore: h.db,
 		Console: func(id string) string { return consoleURL + "pending#req-" + id },
 		Peers:   localapi.PeerPolicy{UID: os.Getuid()},
 		Logger:  cfg.Logger,
@@ -245,6 +263,25 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	h.banner(recovered)
 	return h, nil
+}
+
+// newCron creates the cron scheduler on the host's store and runner,
+// with the state directory's cron/ workspace as the steps' directory.
+func (h *host) newCron(ctx context.Context) error {
+	h.cronDir = filepath.Join(h.cfg.StateDir, CronDir)
+	if err := os.MkdirAll(h.cronDir, 0o700); err != nil {
+		return fmt.Errorf("cron workspace: %w", err)
+	}
+	jobs, err := h.db.ListCronJobs(ctx)
+	if err != nil {
+		return fmt.Errorf("cron: %w", err)
+	}
+	h.cronJobs = len(jobs)
+	h.cron, err = cron.New(cron.Options{Store: h.db, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir})
+	if err != nil {
+		return fmt.Errorf("cron: %w", err)
+	}
+	return nil
 }
 
 // serve runs the servers until ctx ends, then shuts down in order.
@@ -273,6 +310,15 @@ func (h *host) serve(ctx context.Context) error {
 	}
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() { h.pol.run(watchCtx) })
+	// The scheduler carries none of ctx's values: each run's context
+	// holds its own owner only.
+	cronCtx, stopCron := context.WithCancelCause(context.Background())
+	defer stopCron(nil)
+	wg.Go(func() {
+		if err := h.cron.Run(cronCtx); err != nil {
+			h.log.ErrorContext(cronCtx, "cron scheduler", "err", err)
+		}
+	})
 
 	h.log.InfoContext(ctx, "serving", "console", h.info.ConsoleURL, "socket", h.socket)
 	if h.cfg.Ready != nil {
@@ -301,12 +347,13 @@ func (h *host) serve(ctx context.Context) error {
 	}
 	h.broker.Close(down, cause)               // pending requests withdrawn; their waiters deny
 	stopServe(errors.New(cause))              // running commands killed
+	stopCron(errors.New(cause))               // cron runs killed and recorded failed (Run returns once they are)
 	if err := h.console.Close(); err != nil { // console streams and runs end
 		h.log.WarnContext(down, "close console", "err", err)
 	}
 	sd.Wait()
 	stopWatch()
-	wg.Wait()
+	wg.Wait() // the scheduler has returned: nothing writes the store any more
 	if err := h.db.Close(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("close store: %w", err))
 	}
@@ -331,7 +378,8 @@ func (h *host) banner(recovered int) {
 	} else {
 		fmt.Fprintf(w, "  token:   in %s (mode 0600)\n", h.info.TokenFile)
 	}
-	fmt.Fprintf(w, "  socket:  %s (warden approvals, grants, exec, audit)\n", h.socket)
+	fmt.Fprintf(w, "  socket:  %s (warden approvals, grants, exec, audit, cron)\n", h.socket)
+	fmt.Fprintf(w, "  cron:    %s; steps run in %s\n", plural(h.cronJobs, "job"), h.cronDir)
 	if recovered > 0 {
 		fmt.Fprintf(w, "  recovered: withdrew %d request(s) left pending by an earlier run (host restarted)\n", recovered)
 	}
@@ -341,6 +389,14 @@ func (h *host) banner(recovered int) {
 	if h.cfg.Yolo {
 		fmt.Fprintln(w, "  warning: --yolo: attended sessions' dangerous commands run without asking (hardline and deny rules still block)")
 	}
+}
+
+// plural is "1 job", "2 jobs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // checkAddr refuses a console address beyond loopback unless allowed.

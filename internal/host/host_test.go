@@ -168,6 +168,7 @@ func TestRunStartsAndStops(t *testing.T) {
 		"console: http://127.0.0.1:",
 		"(new admin token, shown only this once; kept in " + filepath.Join(cfg.StateDir, TokenName) + ", mode 0600)",
 		"socket:  " + filepath.Join(cfg.StateDir, localapi.SocketName),
+		"cron:    0 jobs; steps run in " + filepath.Join(cfg.StateDir, CronDir) + "\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("startup output lacks %q:\n%s", want, out)

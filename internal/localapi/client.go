@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -266,4 +267,72 @@ func (e Event) Bytes() ([]byte, error) {
 		return base64.StdEncoding.DecodeString(e.B64)
 	}
 	return []byte(e.Data), nil
+}
+
+// CronJobs lists the cron jobs by name.
+func (c *Client) CronJobs(ctx context.Context) ([]store.CronJob, error) {
+	var out []store.CronJob
+	if err := c.call(ctx, http.MethodGet, "/v1/cron", nil, &out); err != nil {
+		return nil, fmt.Errorf("list cron jobs: %w", err)
+	}
+	return out, nil
+}
+
+// AddCronJob adds a job and returns it as stored (with its next run). A
+// request the host refuses as malformed (a bad name or schedule) is an
+// *APIError with status 400; a taken name, 409.
+func (c *Client) AddCronJob(ctx context.Context, req CronAddRequest) (store.CronJob, error) {
+	var out store.CronJob
+	if err := c.call(ctx, http.MethodPost, "/v1/cron", req, &out); err != nil {
+		return store.CronJob{}, fmt.Errorf("add cron job %s: %w", req.Name, err)
+	}
+	return out, nil
+}
+
+// DeleteCronJob removes a job and its history. An unknown job is an
+// *APIError matching store.ErrNotFound.
+func (c *Client) DeleteCronJob(ctx context.Context, name string) error {
+	if err := c.call(ctx, http.MethodDelete, "/v1/cron/"+url.PathEscape(name), nil, nil); err != nil {
+		return fmt.Errorf("remove cron job %s: %w", name, err)
+	}
+	return nil
+}
+
+// RunCronJob starts a run of the job now and returns it as it started:
+// running, or skipped (a run is in progress and the job's overlap is
+// skip).
+func (c *Client) RunCronJob(ctx context.Context, name string) (store.CronRun, error) {
+	var out store.CronRun
+	if err := c.call(ctx, http.MethodPost, "/v1/cron/"+url.PathEscape(name)+"/run", nil, &out); err != nil {
+		return store.CronRun{}, fmt.Errorf("run cron job %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// CronRun returns a run with its steps; with wait it blocks until the
+// run has ended (or ctx ends).
+func (c *Client) CronRun(ctx context.Context, id string, wait bool) (store.CronRun, error) {
+	path := "/v1/cron/runs/" + url.PathEscape(id)
+	if wait {
+		path += "?wait=1"
+	}
+	var out store.CronRun
+	if err := c.call(ctx, http.MethodGet, path, nil, &out); err != nil {
+		return store.CronRun{}, fmt.Errorf("get cron run %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// CronHistory lists a job's runs with their steps, newest first, at
+// most limit (0: all).
+func (c *Client) CronHistory(ctx context.Context, name string, limit int) ([]store.CronRun, error) {
+	path := "/v1/cron/" + url.PathEscape(name) + "/history"
+	if limit > 0 {
+		path += "?limit=" + strconv.Itoa(limit)
+	}
+	var out []store.CronRun
+	if err := c.call(ctx, http.MethodGet, path, nil, &out); err != nil {
+		return nil, fmt.Errorf("cron history of %s: %w", name, err)
+	}
+	return out, nil
 }

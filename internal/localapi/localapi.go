@@ -1,6 +1,6 @@
 // Package localapi is the host's admin API: JSON over HTTP on a unix
 // socket in the state directory, for the CLI on the same machine
-// (warden approvals, grants, exec, audit).
+// (warden approvals, grants, exec, audit, cron).
 //
 // Identity is taken at the edge, from the connection, never from the
 // request: the socket is created mode 0600 inside a 0700 directory, and
@@ -152,4 +152,22 @@ type VerifyResult struct {
 	// Error says what is wrong with it.
 	BadSeq int64  `json:"bad_seq,omitempty"`
 	Error  string `json:"error,omitempty"`
+}
+
+// CronAddRequest is the body of POST /v1/cron: a script job. Give
+// Schedule (a cron spec or descriptor) or Every (a duration, the same
+// as Schedule "@every DURATION"), not both.
+type CronAddRequest struct {
+	Name     string `json:"name"`
+	Schedule string `json:"schedule,omitempty"`
+	Every    string `json:"every,omitempty"`
+	// TZ is the IANA zone the schedule is read in; "" means UTC.
+	TZ string `json:"tz,omitempty"`
+	// Steps are shell command lines, run in order; the run fails at
+	// the first that is denied or exits non-zero.
+	Steps []string `json:"steps"`
+	// Overlap is skip (default) or allow; CatchUp is once (default) or
+	// skip.
+	Overlap string `json:"overlap,omitempty"`
+	CatchUp string `json:"catch_up,omitempty"`
 }

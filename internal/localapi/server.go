@@ -46,6 +46,10 @@ type Options struct {
 	// console, where their human answers. Nil means a channel named
 	// "web" (answers then come through this API only).
 	Channel owner.AnswerChannel
+	// Cron is the host's cron scheduler and CronStore its store; with
+	// either nil the /v1/cron endpoints answer 503.
+	Cron      Cron
+	CronStore CronStore
 	// Peers admits local processes; the zero value admits root only.
 	Peers  PeerPolicy
 	Logger *slog.Logger
@@ -82,6 +86,7 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("POST /v1/exec", s.exec)
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	s.mux.HandleFunc("GET /v1/audit/verify", s.verify)
+	s.cronRoutes()
 	return s
 }
 

@@ -1,6 +1,7 @@
 // Package web is warden's web console: the surface where the operator
 // answers pending requests, watches sessions and runs commands as a web
-// session, revokes grants and reads the audit log.
+// session, revokes grants, reads the audit log, and watches cron jobs
+// and their runs (and starts one now).
 //
 // The console is server-rendered (html/template, embedded); a small
 // script served as a file (no inline script, so the Content Security
@@ -40,6 +41,14 @@
 // question can be answered on the same page; the page follows the run
 // live. Sessions of other owners (terminal, chat) are shown read-only.
 //
+// # Cron
+//
+// The cron page lists the jobs (schedule, zone, next run, enabled,
+// steps) and the recent runs with each step's decision, rule, exit code
+// and output. "Run now" (a CSRF-protected POST) starts a run as the
+// operator: its owner is cron(job, run) with no parent, exactly as for
+// warden cron run, so the gate decides its steps under cron_mode.
+//
 // # Routes
 //
 //	GET  /login, POST /login, POST /logout
@@ -53,6 +62,8 @@
 //	POST /sessions/{key}/yolo        on=true|false
 //	GET  /grants, POST /grants/revoke (id)
 //	GET  /audit[?session&verdict&since&limit], POST /audit/verify
+//	GET  /cron[?job=NAME]            jobs and recent runs with their steps
+//	POST /cron/{name}/run            start a run now (owner cron, no parent)
 //	GET  /events                     Server-Sent Events: created, ended, run
 //	GET  /static/…                   script and style sheet
 package web
@@ -133,6 +144,10 @@ type Options struct {
 	Store  Store
 	// Runner runs composer commands; nil disables the composer.
 	Runner Runner
+	// Cron starts cron runs and CronStore lists jobs and runs for the
+	// cron page; with either nil the page says cron is not available.
+	Cron      Cron
+	CronStore CronStore
 	// Token is the admin token. If empty, it is read from TokenFile,
 	// which must not be readable by group or others.
 	Token     string
@@ -305,6 +320,8 @@ func (c *Console) routes() {
 	auth("POST /grants/revoke", c.revokeGrant)
 	auth("GET /audit", c.auditPage)
 	auth("POST /audit/verify", c.verifyChain)
+	auth("GET /cron", c.cronPage)
+	auth("POST /cron/{name}/run", c.runCron)
 	c.mux = m
 }
 

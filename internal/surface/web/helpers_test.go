@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/cron"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
@@ -41,12 +42,15 @@ type fixture struct {
 	runner  *runner.Runner
 	console *Console
 	srv     *httptest.Server
+	// cron is the scheduler when fixtureOptions.cron is set.
+	cron *cron.Scheduler
 }
 
 type fixtureOptions struct {
 	timeout time.Duration // the broker's default wait
 	hosts   []string
 	now     func() time.Time // the console's clock
+	cron    bool             // run a cron scheduler and give it to the console
 }
 
 // logWriter sends log lines to the test's output.
@@ -77,7 +81,13 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	}
 	r := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Logger: log,
 		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}})
-	c, err := New(Options{Broker: b, Store: db, Runner: r, Token: testToken, Hosts: fo.hosts, Logger: log, Dir: t.TempDir(), Now: fo.now})
+	o := Options{Broker: b, Store: db, Runner: r, Token: testToken, Hosts: fo.hosts, Logger: log, Dir: t.TempDir(), Now: fo.now}
+	var sched *cron.Scheduler
+	if fo.cron {
+		sched = startCron(t, db, r, log)
+		o.Cron, o.CronStore = sched, db
+	}
+	c, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +96,27 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	// then the server, then the broker and the store registered above.
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { c.Close() })
-	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv}
+	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv, cron: sched}
+}
+
+// startCron runs a cron scheduler on db and r until the test ends
+// (before the store closes).
+func startCron(t testing.TB, db *sqlite.DB, r *runner.Runner, log *slog.Logger) *cron.Scheduler {
+	t.Helper()
+	s, err := cron.New(cron.Options{Store: db, Runner: r, Host: "test-host", Logger: log, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("cron scheduler: %v", err)
+		}
+	})
+	return s
 }
 
 // client is a browser-like client: a cookie jar, no automatic redirects.

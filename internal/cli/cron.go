@@ -1,0 +1,436 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/cron"
+	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// cronOptions are the flags of warden cron and its verbs.
+type cronOptions struct {
+	state    string
+	json     bool
+	schedule string
+	every    string
+	tz       string
+	steps    []string
+	overlap  string
+	catchUp  string
+	wait     bool
+	limit    int
+}
+
+// cronExitHelp is the exit-status table of warden cron's verbs.
+const cronExitHelp = `Exit status:
+  0    done (run --wait: the run succeeded)
+  1    run: the run failed or was skipped (with --wait, or skipped at once)
+  2    warden is not running, the host refused (a job of that name exists,
+       a run is in progress), or no such job or run
+  3    usage error, including a bad name, schedule or time zone
+  130  interrupted (run --wait stops waiting; the run goes on)`
+
+// newCronCmd builds "warden cron".
+func newCronCmd() *cobra.Command {
+	cmd := parentCmd("cron", "Add, list, remove and run scheduled jobs on the running host",
+		"missing subcommand (warden cron add | list | rm | run | history)")
+	cmd.AddCommand(newCronAddCmd(), newCronListCmd(), newCronRmCmd(), newCronRunCmd(), newCronHistoryCmd())
+	return cmd
+}
+
+const cronAddLong = `Add a script job to the running host: its steps, shell command lines, run in
+order in the state directory's cron/ workspace whenever the schedule fires,
+each one decided by the gate as the run's own owner (cron:NAME,run=RUN). A
+cron run has no human to ask: a dangerous step is decided by
+approvals.cron_mode (deny by default), and a denied or failing step ends
+the run as failed, with the reason in warden cron history.
+
+NAME is 1 to 64 letters, digits, '-', '_' or '.', starting with a letter
+or digit.
+
+--schedule SPEC is a cron spec: 5 fields (minute hour day-of-month month
+day-of-week), or 6 with seconds first, or @yearly, @monthly, @weekly,
+@daily, @hourly, or @every DURATION. --every DUR is the same as
+--schedule '@every DUR' (whole seconds, at least 1s). Give one of them.
+--tz ZONE is the IANA time zone the schedule is read in (default UTC). On
+a DST change a time-of-day slot never runs twice (fall-back) and is never
+skipped (spring-forward: it runs at the end of the gap).
+
+The steps: each --step CMD (repeatable, in order), then COMMAND after --.
+COMMAND is one shell command line: several arguments are joined with
+shell quoting, a single argument is used as written, so these differ:
+
+  warden cron add n --every 1h -- ls '|' wc -l    # ls with two arguments
+  warden cron add n --every 1h -- 'ls | wc -l'    # a pipeline
+
+--overlap skip (default) records a run that falls due while another run of
+the job is running as skipped; allow runs it beside it. --catch-up once
+(default) runs a job once at start for all the slots missed while the host
+was down; skip records one skipped run instead.
+
+--json prints the job as stored: {"name", "schedule", "tz", "kind",
+"steps", "overlap", "catch_up", "enabled", "next_run_at", …}.
+
+` + cronExitHelp
+
+func newCronAddCmd() *cobra.Command {
+	var opts cronOptions
+	cmd := &cobra.Command{
+		Use:   "add NAME (--schedule SPEC | --every DUR) [--tz ZONE] [--step CMD]... [-- COMMAND...]",
+		Short: "Add a cron job",
+		Long:  cronAddLong,
+		Example: `  warden cron add backup --schedule '0 3 * * *' --tz Europe/Berlin -- 'tar czf /srv/backup.tgz /srv/data'
+  warden cron add poll --every 5m -- curl -fsS https://example.com/health
+  warden cron add tidy --schedule @daily --step 'go clean -cache' --step 'df -h'`,
+		DisableFlagsInUseLine: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCronAdd(cmd.Context(), opts, args, cmd.ArgsLenAtDash(), cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	f := cmd.Flags()
+	f.StringVar(&opts.schedule, "schedule", "", "cron spec, e.g. '0 3 * * *', '*/15 * * * *' or @daily")
+	f.StringVar(&opts.every, "every", "", "run every DURATION, e.g. 5m or 1h30m (same as --schedule '@every DUR')")
+	f.StringVar(&opts.tz, "tz", "", "IANA time zone the schedule is read in (default UTC)")
+	f.StringArrayVar(&opts.steps, "step", nil, "a step's shell command line; repeatable, run in order before COMMAND")
+	f.StringVar(&opts.overlap, "overlap", "", "skip (default) or allow a run while another run of the job is running")
+	f.StringVar(&opts.catchUp, "catch-up", "", "once (default) or skip: slots missed while the host was down")
+	f.BoolVar(&opts.json, "json", false, "print the job as JSON")
+	return cmd
+}
+
+// cronAddRequest checks the arguments of warden cron add and builds the
+// request: NAME before "--", COMMAND after it. dash is
+// cobra's ArgsLenAtDash (-1 without "--").
+func cronAddRequest(opts cronOptions, args []string, dash int) (localapi.CronAddRequest, error) {
+	var name string
+	var command []string
+	switch {
+	case len(args) == 0 || dash == 0:
+		return localapi.CronAddRequest{}, usageError{errors.New("missing NAME (warden cron add NAME --every DUR -- COMMAND...)")}
+	case dash < 0 && len(args) > 1:
+		return localapi.CronAddRequest{}, usageError{fmt.Errorf("put the command after --: warden cron add %s ... -- %s", args[0], strings.Join(args[1:], " "))}
+	case dash > 1:
+		return localapi.CronAddRequest{}, usageError{fmt.Errorf("one NAME before --, got %q", args[:dash])}
+	default:
+		name, command = args[0], args[1:]
+	}
+	if err := cron.ValidName(name); err != nil {
+		return localapi.CronAddRequest{}, usageError{err}
+	}
+	steps := append([]string(nil), opts.steps...)
+	if len(command) > 0 {
+		line, err := joinCommand(command)
+		if err != nil {
+			return localapi.CronAddRequest{}, usageError{err}
+		}
+		steps = append(steps, line)
+	}
+	if len(steps) == 0 {
+		return localapi.CronAddRequest{}, usageError{errors.New("no steps: give COMMAND after -- or --step CMD")}
+	}
+	req := localapi.CronAddRequest{
+		Name: name, Schedule: opts.schedule, Every: opts.every, TZ: opts.tz,
+		Steps: steps, Overlap: opts.overlap, CatchUp: opts.catchUp,
+	}
+	// The host checks all of this too; checking here gives the same
+	// message without a host, and a usage error either way.
+	j, err := localapi.CronJobOf(req)
+	if err != nil {
+		return localapi.CronAddRequest{}, usageError{err}
+	}
+	if _, err := cron.Parse(j.Schedule, j.TZ); err != nil {
+		return localapi.CronAddRequest{}, usageError{err}
+	}
+	return req, nil
+}
+
+func runCronAdd(ctx context.Context, opts cronOptions, args []string, dash int, stdout io.Writer) error {
+	req, err := cronAddRequest(opts, args, dash)
+	if err != nil {
+		return err
+	}
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	j, err := c.AddCronJob(ctx, req)
+	if apiErr, ok := errors.AsType[*localapi.APIError](err); ok && apiErr.Status == http.StatusBadRequest {
+		return usageError{err}
+	}
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, j, true)
+	}
+	_, err = fmt.Fprintf(stdout, "added cron job %s (%s, %s); next run %s\n", j.Name, j.Schedule, zoneOf(j), nextRun(j))
+	return err
+}
+
+// zoneOf is the job's time zone for people.
+func zoneOf(j store.CronJob) string {
+	if j.TZ == "" {
+		return "UTC"
+	}
+	return j.TZ
+}
+
+// nextRun renders a job's next run in the local zone, or "never".
+func nextRun(j store.CronJob) string {
+	if j.NextRun.IsZero() {
+		return "never"
+	}
+	return j.NextRun.Local().Format("2006-01-02 15:04:05 MST")
+}
+
+func newCronListCmd() *cobra.Command {
+	var opts cronOptions
+	cmd := &cobra.Command{
+		Use:   "list [--json] [--state DIR]",
+		Short: "List cron jobs",
+		Long: `List the cron jobs by name: schedule, time zone, next run (local time),
+whether enabled, and the steps.
+
+--json prints an array of {"name", "schedule", "tz", "kind", "steps",
+"overlap", "catch_up", "enabled", "next_run_at", "next_slot",
+"created_at"}.
+
+` + cronExitHelp,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCronList(cmd.Context(), opts, cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
+	return cmd
+}
+
+func runCronList(ctx context.Context, opts cronOptions, stdout io.Writer) error {
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	jobs, err := c.CronJobs(ctx)
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, jobs, true)
+	}
+	if len(jobs) == 0 {
+		_, err := fmt.Fprintln(stdout, "no cron jobs")
+		return err
+	}
+	rows := make([][]string, 0, len(jobs))
+	for _, j := range jobs {
+		enabled := "yes"
+		if !j.Enabled {
+			enabled = "no"
+		}
+		rows = append(rows, []string{j.Name, j.Schedule, zoneOf(j), nextRun(j), enabled, clip(strings.Join(j.Steps, " ; "), 60)})
+	}
+	return table(stdout, []string{"NAME", "SCHEDULE", "TZ", "NEXT", "ENABLED", "STEPS"}, rows)
+}
+
+func newCronRmCmd() *cobra.Command {
+	var opts cronOptions
+	cmd := &cobra.Command{
+		Use:   "rm NAME [--state DIR]",
+		Short: "Remove a cron job and its history",
+		Long: `Remove a cron job and its run history. A job with a run in progress is not
+removed (exit 2): wait for the run to end.
+
+` + cronExitHelp,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCronRm(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	return cmd
+}
+
+func runCronRm(ctx context.Context, opts cronOptions, name string, stdout io.Writer) error {
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.DeleteCronJob(ctx, name); err != nil {
+		return hostError(err)
+	}
+	_, err = fmt.Fprintf(stdout, "removed cron job %s\n", name)
+	return err
+}
+
+func newCronRunCmd() *cobra.Command {
+	var opts cronOptions
+	cmd := &cobra.Command{
+		Use:   "run NAME [--wait] [--json] [--state DIR]",
+		Short: "Run a cron job now",
+		Long: `Start a run of the job now, outside its schedule, and print its run id. The
+run is the operator's: its owner is cron:NAME,run=RUN with no parent, and
+its steps are decided as for a scheduled run (approvals.cron_mode for
+dangerous ones). If the job's overlap is skip and a run of it is in
+progress, the new run is recorded as skipped (exit 1).
+
+--wait blocks until the run ends, prints its steps (command, the gate's
+verdict and rule, exit code, output) and exits 0 if it succeeded, 1 if it
+failed. Interrupting --wait stops waiting, not the run. --json prints the
+run as JSON: {"run_id", "job", "trigger", "started_at", "finished_at",
+"status", "error", "steps": [{"command", "verdict", "rule", "exit_code",
+"output", …}], …}.
+
+` + cronExitHelp,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCronRun(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.wait, "wait", false, "wait for the run to end; exit 0 if it succeeded, 1 if not")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the run as JSON")
+	return cmd
+}
+
+func runCronRun(ctx context.Context, opts cronOptions, name string, stdout io.Writer) error {
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	run, err := c.RunCronJob(ctx, name)
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.wait && run.Status == store.RunRunning {
+		if !opts.json {
+			fmt.Fprintf(stdout, "started cron run %s of %s; waiting for it to end\n", run.ID, run.Job)
+		}
+		if run, err = c.CronRun(ctx, run.ID, true); err != nil {
+			return hostError(err)
+		}
+	}
+	if opts.json {
+		err = writeJSON(stdout, run, true)
+	} else if run.Status == store.RunRunning {
+		_, err = fmt.Fprintf(stdout, "started cron run %s of %s (warden cron history %s shows how it ends)\n", run.ID, run.Job, run.Job)
+	} else {
+		err = printCronRun(stdout, run)
+	}
+	if err != nil {
+		return err
+	}
+	switch run.Status {
+	case store.RunRunning, store.RunSucceeded:
+		return nil
+	}
+	return exitStatus(ExitRunFailed)
+}
+
+func newCronHistoryCmd() *cobra.Command {
+	var opts cronOptions
+	cmd := &cobra.Command{
+		Use:   "history NAME [--json] [--limit N] [--state DIR]",
+		Short: "Show a cron job's runs and their steps",
+		Long: `Show the job's runs, newest first, each with its steps: the command, the
+gate's verdict and deciding rule, the exit code (-1 when it did not run)
+and the output (capped at 64 KiB; for a denied step, the gate's reason).
+--limit N shows the newest N runs (default 20; 0 for all).
+
+--json prints an array of {"run_id", "job", "trigger" (schedule, catchup,
+manual or parent), "started_at", "finished_at", "status" (running,
+succeeded, failed or skipped), "error", "steps": [{"n", "command",
+"verdict", "rule", "exit_code", "output", "started_at", "finished_at"}],
+…}.
+
+` + cronExitHelp,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCronHistory(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
+	cmd.Flags().IntVar(&opts.limit, "limit", 20, "show the newest N runs; 0 for all")
+	return cmd
+}
+
+func runCronHistory(ctx context.Context, opts cronOptions, name string, stdout io.Writer) error {
+	if opts.limit < 0 {
+		return usageError{fmt.Errorf("--limit must be 0 or more, not %d", opts.limit)}
+	}
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	runs, err := c.CronHistory(ctx, name, opts.limit)
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, runs, true)
+	}
+	if len(runs) == 0 {
+		_, err := fmt.Fprintf(stdout, "no runs of %s yet\n", name)
+		return err
+	}
+	for i, r := range runs {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		if err := printCronRun(stdout, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printCronRun writes a run for people: a header, each step with its
+// decision, exit code and output (indented, control characters made
+// visible), and how it ended.
+func printCronRun(w io.Writer, r store.CronRun) error {
+	head := fmt.Sprintf("run %s of %s (%s) started %s", r.ID, r.Job, r.Trigger, r.Started.Local().Format(time.DateTime))
+	if r.Parent != "" {
+		head += " for " + r.Parent
+	}
+	fmt.Fprintln(w, sanitize(head))
+	for i, st := range r.Steps {
+		fmt.Fprintf(w, "  step %d: %s\n", i+1, sanitize(st.Command))
+		fmt.Fprintf(w, "    %s (%s), exit %d\n", st.Verdict, st.Rule, st.ExitCode)
+		out := strings.TrimRight(st.Output, "\n")
+		if out == "" {
+			continue
+		}
+		for line := range strings.SplitSeq(out, "\n") {
+			fmt.Fprintf(w, "    | %s\n", sanitize(line))
+		}
+	}
+	end := string(r.Status)
+	if !r.Finished.IsZero() {
+		end += " at " + r.Finished.Local().Format(time.DateTime)
+	}
+	if r.Error != "" {
+		end += ": " + r.Error
+	}
+	_, err := fmt.Fprintf(w, "  %s\n", sanitize(end))
+	return err
+}
