@@ -425,6 +425,9 @@ func (s *Scheduler) execute(ctx context.Context, r store.CronRun, parent owner.O
 		ctx = owner.With(ctx, o)
 		if job, err := s.o.Store.GetCronJob(ctx, r.Job); err != nil {
 			reason = "load job: " + err.Error()
+			if ctx.Err() != nil {
+				reason = "cancelled before its first step: " + context.Cause(ctx).Error()
+			}
 		} else {
 			status, reason = s.steps(ctx, r, job)
 		}
