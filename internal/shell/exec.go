@@ -200,14 +200,29 @@ func (o opts) longTakes(name string) bool {
 // parsed is an argv split into options and operands, GNU style: options
 // may follow operands until "--".
 type parsed struct {
-	flags    map[string]string // "-r", "--force", "-u" → value ("" if none)
+	// flags are "-r", "--force", "-u" with their values ("" if none), in
+	// order; a short list is cheaper than a map for the few a command has.
+	flags    []flagValue
 	operands []Arg
-	order    []string // flags in order, for bundles like -iu
 }
+
+type flagValue struct{ name, value string }
+
+// get returns the last value given for a flag.
+func (p parsed) get(name string) (string, bool) {
+	for i := len(p.flags) - 1; i >= 0; i-- {
+		if p.flags[i].name == name {
+			return p.flags[i].value, true
+		}
+	}
+	return "", false
+}
+
+func (p *parsed) set(name, value string) { p.flags = append(p.flags, flagValue{name, value}) }
 
 func (p parsed) has(names ...string) bool {
 	for _, n := range names {
-		if _, ok := p.flags[n]; ok {
+		if _, ok := p.get(n); ok {
 			return true
 		}
 	}
@@ -217,7 +232,7 @@ func (p parsed) has(names ...string) bool {
 // parse splits args[1:] into flags and operands, letting options follow
 // operands (GNU permutation) unless stopAtOperand.
 func (c *cmd) parse(o opts, stopAtOperand bool) (parsed, int) {
-	p := parsed{flags: map[string]string{}}
+	var p parsed
 	i := 1
 	for i < len(c.args) {
 		a := c.args[i].Value
@@ -232,8 +247,7 @@ func (c *cmd) parse(o opts, stopAtOperand bool) (parsed, int) {
 				i++
 				val = c.args[i].Value
 			}
-			p.flags[name] = val
-			p.order = append(p.order, name)
+			p.set(name, val)
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			for j := 1; j < len(a); j++ {
 				f := "-" + string(a[j])
@@ -243,12 +257,10 @@ func (c *cmd) parse(o opts, stopAtOperand bool) (parsed, int) {
 						i++
 						val = c.args[i].Value
 					}
-					p.flags[f] = val
-					p.order = append(p.order, f)
+					p.set(f, val)
 					break
 				}
-				p.flags[f] = ""
-				p.order = append(p.order, f)
+				p.set(f, "")
 			}
 		default:
 			if stopAtOperand {
@@ -350,7 +362,7 @@ func ruleDoas(c *cmd) {
 func ruleSu(c *cmd) {
 	p, _ := c.parse(opts{short: "csgGw", long: []string{"--command", "--shell", "--group", "--supp-group", "--whitelist-environment", "--session-command"}}, false)
 	for _, f := range []string{"-c", "--command", "--session-command"} {
-		if v, ok := p.flags[f]; ok {
+		if v, ok := p.get(f); ok {
 			c.codeFlag(f, v, "su -c")
 			return
 		}
@@ -364,7 +376,7 @@ func ruleRunuser(c *cmd) {
 		p, _ = c.parse(opts{short: "cugGsw", long: []string{"--command", "--user", "--group", "--supp-group", "--shell", "--session-command", "--whitelist-environment"}}, false)
 	}
 	for _, f := range []string{"-c", "--command", "--session-command"} {
-		if v, ok := p.flags[f]; ok {
+		if v, ok := p.get(f); ok {
 			c.codeFlag(f, v, "runuser -c")
 			return
 		}
@@ -572,11 +584,11 @@ func ruleTaskset(c *cmd) {
 func ruleFlock(c *cmd) {
 	o := opts{short: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}}
 	p, i := c.parse(o, true)
-	if v, ok := p.flags["-c"]; ok {
+	if v, ok := p.get("-c"); ok {
 		c.codeFlag("-c", v, "flock -c")
 		return
 	}
-	if v, ok := p.flags["--command"]; ok {
+	if v, ok := p.get("--command"); ok {
 		c.codeFlag("--command", v, "flock -c")
 		return
 	}
@@ -681,7 +693,7 @@ func (c *cmd) sshOption(v string) {
 func ruleScript(c *cmd) {
 	p, _ := c.parse(opts{short: "cEIOBTm", long: []string{"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"}}, false)
 	for _, f := range []string{"-c", "--command"} {
-		if v, ok := p.flags[f]; ok {
+		if v, ok := p.get(f); ok {
 			c.codeFlag(f, v, "script -c")
 		}
 	}

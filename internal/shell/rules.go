@@ -196,11 +196,11 @@ func ruleDD(c *cmd) {
 
 func ruleCopy(c *cmd) {
 	p, _ := c.parse(opts{short: "tSmogZ", long: []string{"--target-directory", "--suffix", "--mode", "--owner", "--group", "--backup"}}, false)
-	if t, ok := p.flags["-t"]; ok {
+	if t, ok := p.get("-t"); ok {
 		c.writes([]Arg{{Value: t, Span: c.span}})
 		return
 	}
-	if t, ok := p.flags["--target-directory"]; ok {
+	if t, ok := p.get("--target-directory"); ok {
 		c.writes([]Arg{{Value: t, Span: c.span}})
 		return
 	}
@@ -262,9 +262,9 @@ func ruleChmod(c *cmd) {
 	mode := p.operands[0].Value
 	targets := p.operands[1:]
 	// chmod -w file puts a mode where an option would be.
-	for _, f := range p.order {
-		if f == "-w" || f == "-x" || f == "-r" {
-			mode, targets = f, p.operands
+	for _, f := range p.flags {
+		if f.name == "-w" || f.name == "-x" || f.name == "-r" {
+			mode, targets = f.name, p.operands
 		}
 	}
 	if worldWritable(mode) {
@@ -370,10 +370,8 @@ func isKillSig(s string) bool {
 func ruleKillByName(c *cmd) {
 	p, _ := c.parse(opts{short: "sugtPUGF", long: []string{"--signal", "--user", "--group", "--parent", "--older-than", "--younger-than"}}, false)
 	force := false
-	for _, f := range p.order {
-		if f == "-9" {
-			force = true
-		}
+	if p.has("-9") {
+		force = true
 	}
 	for _, a := range c.args[1:] {
 		if a.Value == "-KILL" || a.Value == "-SIGKILL" || a.Value == "-9" {
@@ -381,7 +379,7 @@ func ruleKillByName(c *cmd) {
 		}
 	}
 	for _, f := range []string{"-s", "--signal"} {
-		if v, ok := p.flags[f]; ok && isKillSig(v) {
+		if v, ok := p.get(f); ok && isKillSig(v) {
 			force = true
 		}
 	}

@@ -103,7 +103,7 @@ func (o Options) Analyze(src string) (a *Analysis) {
 		}
 	}()
 	w := &walker{opts: o, a: a, lvl: &level{src: a.Input, exact: true}}
-	if n := min(len(a.Input)/32+4, o.MaxCommands); n > 8 {
+	if n := min(len(a.Input)/96+4, o.MaxCommands); n > 8 {
 		a.Commands = make([]Command, 0, n)
 		w.meta = make([]meta, 0, n)
 	}
@@ -241,7 +241,7 @@ func (w *walker) compound(node syntax.Node, via []string) {
 // substs walks the command and process substitutions inside a node and
 // returns the names of the commands they run.
 func (w *walker) substs(node syntax.Node, via []string) []string {
-	if word, ok := node.(*syntax.Word); ok && (word == nil || plainWord(word)) {
+	if word, ok := node.(*syntax.Word); ok && (word == nil || !mayRun(word.Parts)) {
 		return nil
 	}
 	if node == nil {

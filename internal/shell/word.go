@@ -34,9 +34,10 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 				break
 			}
 			n++
-			for _, a := range w.resolve(bw) {
-				a.Span = span
-				out = append(out, a)
+			n0 := len(out)
+			out = w.resolve(out, bw)
+			for i := n0; i < len(out); i++ {
+				out[i].Span = span
 			}
 		}
 		if out != nil {
@@ -45,13 +46,14 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 		// Too many or broken: keep the word as written, not static.
 		return append(dst, Arg{Value: w.text(word.Pos(), word.End()), Span: span})
 	}
-	return append(dst, w.resolve(word)...)
+	return w.resolve(dst, word)
 }
 
 // resolve turns a brace-free word into one or more args. Unquoted $IFS
 // splits the word, as the shell would.
-func (w *walker) resolve(word *syntax.Word) []Arg {
-	var out []Arg
+func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
+	out := dst
+	first := len(dst)
 	var b strings.Builder
 	cur := Arg{Static: true, Span: w.span(word.Pos(), word.End())}
 	for _, part := range word.Parts {
@@ -86,10 +88,10 @@ func (w *walker) resolve(word *syntax.Word) []Arg {
 		}
 	}
 	out = flushArg(out, &b, &cur)
-	if len(out) == 1 && len(word.Parts) == 1 && w.lvl.exact {
-		out[0].off = w.verbatimOffset(word.Parts[0])
+	if len(out) == first+1 && len(word.Parts) == 1 && w.lvl.exact {
+		out[first].off = w.verbatimOffset(word.Parts[0])
 	}
-	if len(out) == 0 {
+	if len(out) == first {
 		// A word of only $IFS expands to nothing; keep an empty arg so
 		// argv positions stay honest.
 		out = append(out, Arg{Static: true, Span: cur.Span})
@@ -210,21 +212,29 @@ func flushArg(out []Arg, b *strings.Builder, cur *Arg) []Arg {
 	return out
 }
 
-// plainWord reports a word with no expansions at all, so there is
-// nothing to walk for substitutions.
-func plainWord(word *syntax.Word) bool {
-	for _, p := range word.Parts {
+// mayRun reports whether word parts hold a command or process
+// substitution (or arithmetic, which may hold one), without the
+// allocations of a syntax.Walk: most words have none.
+func mayRun(parts []syntax.WordPart) bool {
+	for _, p := range parts {
 		switch p := p.(type) {
-		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ExtGlob:
+			return true
 		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				if _, ok := q.(*syntax.Lit); !ok {
-					return false
-				}
+			if mayRun(p.Parts) {
+				return true
 			}
-		default:
-			return false
+		case *syntax.ParamExp:
+			if p.Index != nil || p.Slice != nil || p.NestedParam != nil {
+				return true
+			}
+			if p.Exp != nil && p.Exp.Word != nil && mayRun(p.Exp.Word.Parts) {
+				return true
+			}
+			if p.Repl != nil && (p.Repl.Orig != nil && mayRun(p.Repl.Orig.Parts) || p.Repl.With != nil && mayRun(p.Repl.With.Parts)) {
+				return true
+			}
 		}
 	}
-	return true
+	return false
 }
