@@ -48,9 +48,10 @@ type Arg struct {
 
 	// off is 1 + the offset in Analysis.Input where Value appears verbatim
 	// (0: it does not), so payload spans can point into the input.
-	off int
-	// subst lists the commands its substitutions run.
-	subst []string
+	off int32
+	// subst is 1 + the index in the walker's list of the commands its
+	// substitutions run (0: none); an index keeps Arg small.
+	subst int32
 }
 
 // Redirect is one redirection attached to a command.

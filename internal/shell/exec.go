@@ -106,7 +106,7 @@ func (c *cmd) run(args []Arg, how string, assigns ...string) int {
 func (c *cmd) code(a Arg, how string) {
 	via := appendVia(c.via, how)
 	if a.Static {
-		c.w.payload(a.Value, via, a.Span, a.off-1, stdin{})
+		c.w.payload(a.Value, via, a.Span, int(a.off)-1, stdin{})
 		return
 	}
 	c.dynamic(a)
@@ -130,7 +130,7 @@ func (c *cmd) codeText(args []Arg, how string) {
 	sp := args[0].Span.join(args[len(args)-1].Span)
 	off := -1
 	if len(args) == 1 {
-		off = args[0].off - 1
+		off = int(args[0].off) - 1
 	}
 	if static {
 		c.w.payload(strings.Join(vals, " "), appendVia(c.via, how), sp, off, stdin{})
@@ -149,7 +149,10 @@ func (c *cmd) dynamic(a Arg) {
 // remoteSubst flags code that comes from a network fetch inside a
 // substitution: eval "$(curl …)", bash <(wget …).
 func (w *walker) remoteSubst(idx int, a Arg) {
-	for _, n := range a.subst {
+	if a.subst == 0 {
+		return
+	}
+	for _, n := range w.substLists[a.subst-1] {
 		if fetchers[n] {
 			if strings.HasPrefix(a.Value, "<(") {
 				w.find(idx, clsRemoteProc, a.Span)

@@ -76,6 +76,8 @@ type walker struct {
 	// expanded are function bodies already walked, per stdin kind.
 	expanded map[expansion]bool
 	err      error
+	// substLists are the commands run by arguments' substitutions.
+	substLists [][]string
 }
 
 // Analyze analyses src. It never panics and always returns a verdict.
@@ -386,8 +388,11 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 		names := w.substs(word, via)
 		n := len(args)
 		args = w.wordInto(args, word)
-		for i := n; i < len(args); i++ {
-			args[i].subst = names
+		if len(names) > 0 {
+			w.substLists = append(w.substLists, names)
+			for i := n; i < len(args); i++ {
+				args[i].subst = int32(len(w.substLists))
+			}
 		}
 	}
 	sp := w.span(ce.Pos(), ce.End())

@@ -21,7 +21,7 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 	}
 	if len(word.Parts) == 1 {
 		if lit, ok := word.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(lit.Value, `\\*?[{`) {
-			return append(dst, Arg{Value: lit.Value, Static: true, Span: w.span(lit.Pos(), lit.End()), off: w.verbatimOffset(lit)})
+			return append(dst, Arg{Value: lit.Value, Static: true, Span: w.span(lit.Pos(), lit.End()), off: int32(w.verbatimOffset(lit))})
 		}
 	}
 	span := w.span(word.Pos(), word.End())
@@ -89,7 +89,7 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 	}
 	out = flushArg(out, &b, &cur)
 	if len(out) == first+1 && len(word.Parts) == 1 && w.lvl.exact {
-		out[first].off = w.verbatimOffset(word.Parts[0])
+		out[first].off = int32(w.verbatimOffset(word.Parts[0]))
 	}
 	if len(out) == first {
 		// A word of only $IFS expands to nothing; keep an empty arg so
