@@ -105,7 +105,7 @@ func (o Options) Analyze(src string) (a *Analysis) {
 		}
 	}()
 	w := &walker{opts: o, a: a, lvl: &level{src: a.Input, exact: true}}
-	if n := min(len(a.Input)/96+4, o.MaxCommands); n > 8 {
+	if n := min(len(a.Input)/32+4, o.MaxCommands); n > 8 {
 		a.Commands = make([]Command, 0, n)
 		w.meta = make([]meta, 0, n)
 	}
