@@ -85,6 +85,8 @@ ask.
 		newGrantsCmd(),
 		newAuditCmd(),
 		newCronCmd(),
+		newKanbanCmd(),
+		newWorkerCmd(),
 	)
 	return root
 }

@@ -46,6 +46,9 @@ func TestScripts(t *testing.T) {
 			// late goroutines can report (atexit_sleep_ms=1000); across
 			// dozens of warden runs that is most of the test time.
 			e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			// The host's workspaces (cron steps, scratch tasks) go to
+			// the cache directory, which HOME=/no-home would not give.
+			e.Setenv("XDG_CACHE_HOME", e.WorkDir+"/cache")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -54,6 +57,7 @@ func TestScripts(t *testing.T) {
 			"waitpending": cmdWaitPending,
 			"setjson":     cmdSetJSON,
 			"tamper":      cmdTamper,
+			"waittask":    cmdWaitTask,
 		},
 	})
 }

@@ -48,7 +48,7 @@ func newCronCmd() *cobra.Command {
 }
 
 const cronAddLong = `Add a script job to the running host: its steps, shell command lines, run in
-order in the state directory's cron/ workspace whenever the schedule fires,
+order in the scratch directory's cron/ workspace whenever the schedule fires,
 each one decided by the gate as the run's own owner (cron:NAME,run=RUN). A
 cron run has no human to ask: a dangerous step is decided by
 approvals.cron_mode (deny by default), and a denied or failing step ends

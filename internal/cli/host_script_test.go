@@ -126,3 +126,24 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("tamper: no audit record %s", args[1])
 	}
 }
+
+// cmdWaitTask is the script command "waittask STATE ID STATUS": wait
+// until the host's task ID has status STATUS.
+func cmdWaitTask(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: waittask STATE ID STATUS")
+	}
+	c := localapi.NewClient(filepath.Join(ts.MkAbs(args[0]), localapi.SocketName))
+	defer c.Close()
+	deadline := time.Now().Add(scriptWait)
+	for {
+		card, err := c.KanbanTask(context.Background(), args[1])
+		if err == nil && string(card.Status) == args[2] {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("task %s: want status %s, have %q (%v) after %v", args[1], args[2], card.Status, err, scriptWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -51,3 +51,28 @@ func hostPaths(configPath string) gate.Paths {
 	}
 	return p
 }
+
+// resolveScratchDir is where the host keeps its workspaces (cron steps,
+// scratch kanban tasks): flag, else $XDG_CACHE_HOME/warden/scratch
+// (when absolute), else ~/.cache/warden/scratch. Never inside the state
+// directory, where a relative path would reach warden's own files.
+func resolveScratchDir(flag string) (string, error) {
+	dir := flag
+	if dir == "" {
+		if xdg := os.Getenv("XDG_CACHE_HOME"); filepath.IsAbs(xdg) {
+			dir = filepath.Join(xdg, "warden", "scratch")
+		}
+	}
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find the scratch directory: %w (give --scratch, or set XDG_CACHE_HOME or HOME)", err)
+		}
+		dir = filepath.Join(home, ".cache", "warden", "scratch")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("scratch directory %s: %w", dir, err)
+	}
+	return abs, nil
+}

@@ -15,6 +15,7 @@ import (
 // serveOptions are the flags of warden serve.
 type serveOptions struct {
 	state       string
+	scratch     string
 	config      string
 	addr        string
 	allowRemote bool
@@ -29,8 +30,20 @@ and cron talk to.
 
 The state directory (--state) holds the SQLite store (warden.db), the admin
 token (token, mode 0600; created and printed once on first start), the
-admin socket (warden.sock, mode 0600, for this user and root only) and the
-cron steps' working directory (cron/).
+admin socket (warden.sock, mode 0600, for this user and root only), the
+kanban worker socket (worker.sock) and the workers' logs (logs/).
+
+The scratch directory (--scratch, default $XDG_CACHE_HOME/warden/scratch,
+else ~/.cache/warden/scratch) holds the workspaces: the cron steps'
+working directory (cron/) and one directory per scratch kanban task. It
+must not contain the state directory or lie inside it.
+
+The kanban dispatcher runs each ready task in "warden worker --task ID", a
+subprocess in its own process group with a clean environment and a
+one-time token on file descriptor 3; every step it runs is decided by the
+gate as the run's kanban owner (approvals.kanban_mode for dangerous ones).
+The admin socket refuses any process descended from the host: a tool run,
+a worker, or anything they start.
 
 The config file (--config, default $XDG_CONFIG_HOME/warden/config.yaml, else
 ~/.config/warden/config.yaml) is reloaded when it changes; a broken edit
@@ -61,7 +74,7 @@ including an --addr beyond loopback without --allow-remote.`
 func newServeCmd() *cobra.Command {
 	var opts serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve [--state DIR] [--config FILE] [--addr HOST:PORT] [--allow-remote] [--console-host NAME] [--yolo]",
+		Use:   "serve [--state DIR] [--scratch DIR] [--config FILE] [--addr HOST:PORT] [--allow-remote] [--console-host NAME] [--yolo]",
 		Short: "Run the warden host: gate, broker, cron, web console and admin socket",
 		Long:  serveLong,
 		Example: `  warden serve
@@ -74,6 +87,7 @@ func newServeCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	addStateFlag(cmd, &opts.state)
+	f.StringVar(&opts.scratch, "scratch", "", "workspace directory (default $XDG_CACHE_HOME/warden/scratch)")
 	f.StringVar(&opts.config, "config", "", "config file (default $XDG_CONFIG_HOME/warden/config.yaml)")
 	f.StringVar(&opts.addr, "addr", host.DefaultAddr, "web console address HOST:PORT")
 	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow a console address beyond loopback (put TLS in front)")
@@ -89,6 +103,10 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	scratch, err := resolveScratchDir(opts.scratch)
+	if err != nil {
+		return err
+	}
 	cfgPath := opts.config
 	if cfgPath == "" {
 		if cfgPath, err = defaultConfigPath(); err != nil {
@@ -97,7 +115,7 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	err = host.Run(ctx, host.Config{
-		StateDir: state, ConfigPath: cfgPath, Addr: opts.addr, AllowRemote: opts.allowRemote, ConsoleHosts: opts.hosts, Yolo: opts.yolo,
+		StateDir: state, ScratchDir: scratch, ConfigPath: cfgPath, Addr: opts.addr, AllowRemote: opts.allowRemote, ConsoleHosts: opts.hosts, Yolo: opts.yolo,
 		Stdout: stdout, Logger: logger,
 		Environ: os.Environ(), // the edge: commands get an allowlisted copy (execenv)
 		Paths:   hostPaths(cfgPath),

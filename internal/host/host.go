@@ -5,8 +5,16 @@
 //
 // The cron scheduler runs for the host's lifetime with the host's
 // runner, so every step is decided by the same gate as the sessions
-// beside it, as the run's own cron owner. Steps run in the state
-// directory's cron/ workspace.
+// beside it, as the run's own cron owner. Steps run in the scratch
+// directory's cron/ workspace, never inside the state directory, where
+// a relative path would reach the admin token.
+//
+// The kanban dispatcher (internal/dispatch) runs for the host's
+// lifetime too: it claims ready tasks and spawns `warden worker` for
+// each, whose actions the same gate decides as the run's kanban owner;
+// a worker may start a cron run, whose owner has the kanban run as its
+// parent. The admin socket refuses any peer that descends from the host
+// (a tool run, a worker or anything they started): invariant 11.
 //
 // Shutdown (ctx cancelled by SIGINT/SIGTERM): stop accepting
 // connections, withdraw every pending request with the cause "host
@@ -30,11 +38,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/cron"
+	"github.com/wardenhq/warden/internal/dispatch"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -49,7 +60,8 @@ const DefaultAddr = "127.0.0.1:7878"
 const (
 	DBName    = "warden.db"
 	TokenName = "token"
-	// CronDir is the cron steps' working directory (mode 0700).
+	// CronDir is the cron steps' working directory in the scratch
+	// directory (mode 0700).
 	CronDir = "cron"
 )
 
@@ -91,6 +103,14 @@ type Config struct {
 	// paths). The state directory and config file are always added to
 	// Protected.
 	Paths gate.Paths
+	// ScratchDir holds the workspaces: the cron steps' (CronDir) and
+	// one per scratch kanban task. It must be absolute and neither
+	// inside the state directory nor holding it.
+	ScratchDir string
+	// Executable is the warden binary the dispatcher spawns as
+	// `EXECUTABLE worker --task ID`; "" means this process's own
+	// executable.
+	Executable string
 	// Ready, if set, is called once the host serves.
 	Ready func(Info)
 
@@ -135,6 +155,10 @@ type host struct {
 	// start (for the banner).
 	cronDir  string
 	cronJobs int
+	// dispatch runs the kanban workers; groups are their process groups,
+	// which the admin boundary refuses.
+	dispatch *dispatch.Dispatcher
+	groups   *ancestry.Groups
 
 	console *web.Console
 	api     *localapi.Server
@@ -170,6 +194,20 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: state directory: %w", err)
 	}
 	cfg.StateDir = state
+	if cfg.ScratchDir == "" {
+		return nil, errors.New("start host: no scratch directory")
+	}
+	if cfg.ScratchDir, err = filepath.Abs(cfg.ScratchDir); err != nil {
+		return nil, fmt.Errorf("start host: scratch directory: %w", err)
+	}
+	if err := os.MkdirAll(cfg.ScratchDir, 0o700); err != nil {
+		return nil, fmt.Errorf("start host: scratch directory: %w", err)
+	}
+	if cfg.Executable == "" {
+		if cfg.Executable, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("start host: find the warden executable for workers: %w", err)
+		}
+	}
 	if cfg.ConfigPath != "" {
 		if cfg.ConfigPath, err = filepath.Abs(cfg.ConfigPath); err != nil {
 			return nil, fmt.Errorf("start host: config path: %w", err)
@@ -238,9 +276,16 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if err := h.newCron(ctx); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
+	h.groups = &ancestry.Groups{}
+	if h.dispatch, err = dispatch.New(dispatch.Options{
+		Board: h.db, Runner: h.runner, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
+		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
+	}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
 	if h.console, err = web.New(web.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Token: token, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
-		Cron: h.cron, CronStore: h.db,
+		Cron: h.cron, CronStore: h.db, Board: h.db,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -253,9 +298,11 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	h.api = localapi.New(localapi.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Channel: h.console,
 		Cron: h.cron, CronStore: h.db,
+		Board: h.db, Dispatch: h.dispatch,
 		Console: func(id string) string { return consoleURL + "pending#req-" + id },
-		Peers:   localapi.PeerPolicy{UID: os.Getuid()},
-		Logger:  cfg.Logger,
+		Peers: localapi.PeerPolicy{UID: os.Getuid(),
+			Boundary: ancestry.Boundary{Host: os.Getpid(), Groups: h.groups}},
+		Logger: cfg.Logger,
 	})
 	h.info = Info{ID: h.id, ConsoleURL: consoleURL, Socket: h.socket, TokenFile: tokenFile}
 	if created {
@@ -266,9 +313,9 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 }
 
 // newCron creates the cron scheduler on the host's store and runner,
-// with the state directory's cron/ workspace as the steps' directory.
+// with the scratch directory's cron/ workspace as the steps' directory.
 func (h *host) newCron(ctx context.Context) error {
-	h.cronDir = filepath.Join(h.cfg.StateDir, CronDir)
+	h.cronDir = filepath.Join(h.cfg.ScratchDir, CronDir)
 	if err := os.MkdirAll(h.cronDir, 0o700); err != nil {
 		return fmt.Errorf("cron workspace: %w", err)
 	}
@@ -319,6 +366,15 @@ func (h *host) serve(ctx context.Context) error {
 			h.log.ErrorContext(cronCtx, "cron scheduler", "err", err)
 		}
 	})
+	// The dispatcher, like the scheduler, carries none of ctx's values;
+	// its workers are killed when it stops, before the store closes.
+	dispatchCtx, stopDispatch := context.WithCancelCause(context.Background())
+	defer stopDispatch(nil)
+	wg.Go(func() {
+		if err := h.dispatch.Run(dispatchCtx); err != nil {
+			h.log.ErrorContext(dispatchCtx, "kanban dispatcher", "err", err)
+		}
+	})
 
 	h.log.InfoContext(ctx, "serving", "console", h.info.ConsoleURL, "socket", h.socket)
 	if h.cfg.Ready != nil {
@@ -348,12 +404,13 @@ func (h *host) serve(ctx context.Context) error {
 	h.broker.Close(down, cause)               // pending requests withdrawn; their waiters deny
 	stopServe(errors.New(cause))              // running commands killed
 	stopCron(errors.New(cause))               // cron runs killed and recorded failed (Run returns once they are)
+	stopDispatch(errors.New(cause))           // workers' process groups killed, their runs recorded failed
 	if err := h.console.Close(); err != nil { // console streams and runs end
 		h.log.WarnContext(down, "close console", "err", err)
 	}
 	sd.Wait()
 	stopWatch()
-	wg.Wait() // the scheduler has returned: nothing writes the store any more
+	wg.Wait() // the scheduler and the dispatcher have returned: nothing writes the store any more
 	if err := h.db.Close(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("close store: %w", err))
 	}
@@ -378,8 +435,9 @@ func (h *host) banner(recovered int) {
 	} else {
 		fmt.Fprintf(w, "  token:   in %s (mode 0600)\n", h.info.TokenFile)
 	}
-	fmt.Fprintf(w, "  socket:  %s (warden approvals, grants, exec, audit, cron)\n", h.socket)
+	fmt.Fprintf(w, "  socket:  %s (warden approvals, grants, exec, audit, cron, kanban)\n", h.socket)
 	fmt.Fprintf(w, "  cron:    %s; steps run in %s\n", plural(h.cronJobs, "job"), h.cronDir)
+	fmt.Fprintf(w, "  kanban:  workers (%s worker) talk to %s; scratch workspaces in %s\n", h.cfg.Executable, h.dispatch.Socket(), h.cfg.ScratchDir)
 	if recovered > 0 {
 		fmt.Fprintf(w, "  recovered: withdrew %d request(s) left pending by an earlier run (host restarted)\n", recovered)
 	}
@@ -422,4 +480,19 @@ func loopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// cronRunner lets kanban workers start cron runs (workerapi cron_run):
+// the scheduler's RunNow and Wait, with the run's status as a string.
+type cronRunner struct{ s *cron.Scheduler }
+
+// RunNow starts a run of job name whose owner has parent in its lineage.
+func (c cronRunner) RunNow(ctx context.Context, name string, parent owner.Owner) (string, error) {
+	return c.s.RunNow(ctx, name, parent)
+}
+
+// Wait blocks until the run ends and returns its status.
+func (c cronRunner) Wait(ctx context.Context, id string) (string, error) {
+	r, err := c.s.Wait(ctx, id)
+	return string(r.Status), err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,11 +15,26 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/wardenhq/warden/internal/dispatch"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
 )
 
+// TestMain runs the tests, or, when a host under test spawned this test
+// binary as `TESTBINARY worker --task ID` (its Executable is the running
+// binary), acts as `warden worker`: the same code the CLI runs.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "worker" && os.Args[2] == "--task" && len(os.Args) == 4 {
+		socket := os.Getenv(dispatch.SocketEnv) // the edge, as `warden worker` reads it
+		if err := dispatch.Worker(context.Background(), os.Args[3], dispatch.TokenFD, socket); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if len(os.Args) == 3 && os.Args[1] == "probe-admin" {
+		os.Exit(probeAdmin(os.Args[2]))
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -61,6 +77,7 @@ func newConfig(t *testing.T) Config {
 	dir := t.TempDir()
 	return Config{
 		StateDir:   filepath.Join(dir, "state"),
+		ScratchDir: filepath.Join(dir, "scratch"),
 		ConfigPath: filepath.Join(dir, "config.yaml"),
 		Addr:       "127.0.0.1:0",
 		Environ:    []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir},
@@ -168,7 +185,7 @@ func TestRunStartsAndStops(t *testing.T) {
 		"console: http://127.0.0.1:",
 		"(new admin token, shown only this once; kept in " + filepath.Join(cfg.StateDir, TokenName) + ", mode 0600)",
 		"socket:  " + filepath.Join(cfg.StateDir, localapi.SocketName),
-		"cron:    0 jobs; steps run in " + filepath.Join(cfg.StateDir, CronDir) + "\n",
+		"cron:    0 jobs; steps run in " + filepath.Join(cfg.ScratchDir, CronDir) + "\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("startup output lacks %q:\n%s", want, out)

@@ -341,7 +341,7 @@ func TestCronStopsWithTheHost(t *testing.T) {
 	}
 
 	th2 := startHost(t, cfg)
-	if !strings.Contains(th2.out.String(), "  cron:    1 job; steps run in "+filepath.Join(th2.cfg.StateDir, CronDir)+"\n") {
+	if !strings.Contains(th2.out.String(), "  cron:    1 job; steps run in "+filepath.Join(th2.cfg.ScratchDir, CronDir)+"\n") {
 		t.Errorf("startup output:\n%s", th2.out.String())
 	}
 	got, err := th2.client.CronRun(ctx, run.ID, false)
@@ -351,7 +351,7 @@ func TestCronStopsWithTheHost(t *testing.T) {
 	if got.Status != store.RunFailed || len(got.Steps) != 1 || !strings.Contains(got.Error, "host shutting down") {
 		t.Fatalf("run after shutdown: %s %q", got.Status, got.Error)
 	}
-	fi, err := os.Stat(filepath.Join(th2.cfg.StateDir, CronDir))
+	fi, err := os.Stat(filepath.Join(th2.cfg.ScratchDir, CronDir))
 	if err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("cron workspace: %v %v", fi, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/store"
 )
@@ -333,6 +334,56 @@ func (c *Client) CronHistory(ctx context.Context, name string, limit int) ([]sto
 	var out []store.CronRun
 	if err := c.call(ctx, http.MethodGet, path, nil, &out); err != nil {
 		return nil, fmt.Errorf("cron history of %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// KanbanTasks lists the board's tasks in creation order.
+func (c *Client) KanbanTasks(ctx context.Context) ([]store.Task, error) {
+	var out []store.Task
+	if err := c.call(ctx, http.MethodGet, "/v1/kanban", nil, &out); err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	return out, nil
+}
+
+// AddKanbanTask adds a task and returns it as stored. A malformed
+// request is an *APIError with status 400.
+func (c *Client) AddKanbanTask(ctx context.Context, req KanbanAddRequest) (store.Task, error) {
+	var out store.Task
+	if err := c.call(ctx, http.MethodPost, "/v1/kanban", req, &out); err != nil {
+		return store.Task{}, fmt.Errorf("add task: %w", err)
+	}
+	return out, nil
+}
+
+// KanbanTask returns a task's card: the task, its runs (newest first,
+// with their steps) and its comments. An unknown task is an *APIError
+// matching store.ErrNotFound.
+func (c *Client) KanbanTask(ctx context.Context, id string) (board.Card, error) {
+	var out board.Card
+	if err := c.call(ctx, http.MethodGet, "/v1/kanban/"+url.PathEscape(id), nil, &out); err != nil {
+		return board.Card{}, fmt.Errorf("show task %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// CommentKanbanTask adds an operator's comment to a task.
+func (c *Client) CommentKanbanTask(ctx context.Context, id, body string) (store.TaskComment, error) {
+	var out store.TaskComment
+	if err := c.call(ctx, http.MethodPost, "/v1/kanban/"+url.PathEscape(id)+"/comments", KanbanCommentRequest{Body: body}, &out); err != nil {
+		return store.TaskComment{}, fmt.Errorf("comment on task %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// MoveKanbanTask applies an operator's verb (block, unblock, done,
+// rerun) to a task and returns it as it is now. A move its status does
+// not allow is an *APIError with status 409.
+func (c *Client) MoveKanbanTask(ctx context.Context, id string, verb board.Verb, reason string) (store.Task, error) {
+	var out store.Task
+	if err := c.call(ctx, http.MethodPost, "/v1/kanban/"+url.PathEscape(id)+"/"+url.PathEscape(string(verb)), KanbanMoveRequest{Reason: reason}, &out); err != nil {
+		return store.Task{}, fmt.Errorf("%s task %s: %w", verb, id, err)
 	}
 	return out, nil
 }

@@ -60,7 +60,7 @@ func cronServer(t *testing.T) (*Client, echoRunner) {
 			t.Error(err)
 		}
 	})
-	c := NewClient(serve(t, New(Options{Cron: sched, CronStore: db, Peers: PeerPolicy{UID: os.Getuid()}})))
+	c := NewClient(serve(t, New(Options{Cron: sched, CronStore: db, Peers: PeerPolicy{UID: os.Getuid(), Boundary: self()}})))
 	t.Cleanup(c.Close)
 	return c, rn
 }
@@ -178,7 +178,7 @@ func TestCronAPI(t *testing.T) {
 
 // TestCronAPIWithoutScheduler: a server without cron answers 503.
 func TestCronAPIWithoutScheduler(t *testing.T) {
-	c := NewClient(serve(t, New(Options{Peers: PeerPolicy{UID: os.Getuid()}})))
+	c := NewClient(serve(t, New(Options{Peers: PeerPolicy{UID: os.Getuid(), Boundary: self()}})))
 	defer c.Close()
 	if _, err := c.CronJobs(t.Context()); apiStatus(err) != http.StatusServiceUnavailable {
 		t.Fatalf("list: %v", err)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/store"
@@ -96,7 +98,7 @@ func raw(t *testing.T, socket, reqLines string) (int, string) {
 
 func TestServeHTTPRefusesWhatABrowserSends(t *testing.T) {
 	st := &fakeStore{grants: map[string]grant.Grant{}}
-	sock := serve(t, New(Options{Store: st, Peers: PeerPolicy{UID: os.Getuid()}}))
+	sock := serve(t, New(Options{Store: st, Peers: PeerPolicy{UID: os.Getuid(), Boundary: self()}}))
 	tests := []struct {
 		name, req string
 		status    int
@@ -126,7 +128,7 @@ func TestServeHTTPChecksThePeer(t *testing.T) {
 	// run as root, root is admitted, so only a non-root run can see the
 	// refusal over the socket; Permit itself is tested below.
 	other := os.Getuid() + 1
-	sock := serve(t, New(Options{Store: st, Peers: PeerPolicy{UID: other}}))
+	sock := serve(t, New(Options{Store: st, Peers: PeerPolicy{UID: other, Boundary: self()}}))
 	status, body := raw(t, sock, "GET /v1/grants HTTP/1.1\r\nHost: warden.sock\r\n")
 	if os.Getuid() == 0 {
 		if status != 200 {
@@ -140,12 +142,12 @@ func TestServeHTTPChecksThePeer(t *testing.T) {
 }
 
 func TestPeerPolicyPermit(t *testing.T) {
-	pp := PeerPolicy{UID: 1000}
+	pp := PeerPolicy{UID: 1000, Boundary: self()}
 	for _, tt := range []struct {
 		uid int
 		ok  bool
 	}{{1000, true}, {0, true}, {1001, false}, {65534, false}} {
-		if err := pp.Permit(Peer{UID: tt.uid}); (err == nil) != tt.ok {
+		if err := pp.Permit(Peer{UID: tt.uid, PID: os.Getpid()}); (err == nil) != tt.ok {
 			t.Errorf("uid %d: %v", tt.uid, err)
 		}
 	}
@@ -153,7 +155,7 @@ func TestPeerPolicyPermit(t *testing.T) {
 
 func TestPeerCredentialsComeFromTheKernel(t *testing.T) {
 	got := make(chan Peer, 1)
-	s := New(Options{Peers: PeerPolicy{UID: os.Getuid()}})
+	s := New(Options{Peers: PeerPolicy{UID: os.Getuid(), Boundary: self()}})
 	s.mux.HandleFunc("GET /test/peer", func(w http.ResponseWriter, r *http.Request) {
 		p, err := peerFrom(r.Context())
 		if err != nil {
@@ -244,7 +246,7 @@ func TestGrantIDs(t *testing.T) {
 	for _, id := range ids {
 		st.grants[id] = grant.Grant{ID: id}
 	}
-	c := NewClient(serve(t, New(Options{Store: st, Peers: PeerPolicy{UID: os.Getuid()}})))
+	c := NewClient(serve(t, New(Options{Store: st, Peers: PeerPolicy{UID: os.Getuid(), Boundary: self()}})))
 	defer c.Close()
 	for _, id := range ids {
 		if err := c.Revoke(t.Context(), id); err != nil {
@@ -339,7 +341,7 @@ func TestAnswerPastTheDeadline(t *testing.T) {
 	now := time.Now()
 	st := &deadlineStore{r: store.Request{ID: "R1", State: store.Pending, Deadline: now.Add(-time.Millisecond)}}
 	// A nil broker: reaching it would panic.
-	c := NewClient(serve(t, New(Options{Store: st, Peers: PeerPolicy{UID: os.Getuid()}, Now: func() time.Time { return now }})))
+	c := NewClient(serve(t, New(Options{Store: st, Peers: PeerPolicy{UID: os.Getuid(), Boundary: self()}, Now: func() time.Time { return now }})))
 	defer c.Close()
 	_, err := c.Approve(t.Context(), "R1", ApproveRequest{})
 	apiErr, ok := errors.AsType[*APIError](err)
@@ -351,5 +353,28 @@ func TestAnswerPastTheDeadline(t *testing.T) {
 	}
 	if _, err := c.Deny(t.Context(), "R2", DenyRequest{}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown request: %v", err)
+	}
+}
+
+// self is the admin boundary of a host that is this test process: the
+// test's own client connections pass it (the host is not its own
+// descendant).
+func self() ancestry.Boundary { return ancestry.Boundary{Host: os.Getpid()} }
+
+func TestPeerPolicyBoundary(t *testing.T) {
+	// The zero Boundary refuses every peer: it knows no host.
+	if err := (PeerPolicy{UID: os.Getuid()}).Permit(Peer{UID: os.Getuid(), PID: os.Getpid()}); err == nil {
+		t.Error("zero boundary admitted a peer")
+	}
+	// A child of the host is an agent's process.
+	cmd := exec.Command("sleep", "10")
+	cmd.Env = []string{}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	err := PeerPolicy{UID: os.Getuid(), Boundary: self()}.Permit(Peer{UID: os.Getuid(), PID: cmd.Process.Pid})
+	if !errors.Is(err, ancestry.ErrAgentProcess) {
+		t.Errorf("child of the host: %v, want ErrAgentProcess", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"os/user"
 	"strconv"
+
+	"github.com/wardenhq/warden/internal/ancestry"
 )
 
 // Peer is the process on the other end of a socket connection, as the
@@ -68,15 +70,22 @@ func peerFrom(ctx context.Context) (Peer, error) {
 type PeerPolicy struct {
 	// UID is the host's own uid; that user and root are admitted.
 	UID int
+	// Boundary refuses a process that descends from the host: a tool
+	// run, a kanban worker or anything they started (invariant 11). The
+	// zero Boundary refuses every peer.
+	Boundary ancestry.Boundary
 }
 
 // Permit is the one check every connection passes before a handler
-// runs. Today it admits the host's own uid and root; later checks (the
-// peer's process ancestry: an agent's child must not reach the admin
-// API, invariant 11) belong here too.
+// runs: the host's own uid or root, and then a process that does not
+// descend from the host (its ancestry in /proc, and the host's worker
+// and tool-run process groups).
 func (pp PeerPolicy) Permit(p Peer) error {
-	if p.UID == pp.UID || p.UID == 0 {
-		return nil
+	if p.UID != pp.UID && p.UID != 0 {
+		return fmt.Errorf("uid %d may not use this host's admin API (only uid %d and root)", p.UID, pp.UID)
 	}
-	return fmt.Errorf("uid %d may not use this host's admin API (only uid %d and root)", p.UID, pp.UID)
+	if err := pp.Boundary.Check(p.PID); err != nil {
+		return fmt.Errorf("an agent's process may not use this host's admin API: %w", err)
+	}
+	return nil
 }

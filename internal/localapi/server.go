@@ -50,6 +50,11 @@ type Options struct {
 	// either nil the /v1/cron endpoints answer 503.
 	Cron      Cron
 	CronStore CronStore
+	// Board is the kanban board's store; nil makes the /v1/kanban
+	// endpoints answer 503. Dispatch, if set, is poked when a task may
+	// have become ready (added, unblocked).
+	Board    store.BoardStore
+	Dispatch Dispatcher
 	// Peers admits local processes; the zero value admits root only.
 	Peers  PeerPolicy
 	Logger *slog.Logger
@@ -87,6 +92,7 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	s.mux.HandleFunc("GET /v1/audit/verify", s.verify)
 	s.cronRoutes()
+	s.kanbanRoutes()
 	return s
 }
 

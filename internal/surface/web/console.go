@@ -64,6 +64,8 @@
 //	GET  /audit[?session&verdict&since&limit], POST /audit/verify
 //	GET  /cron[?job=NAME]            jobs and recent runs with their steps
 //	POST /cron/{name}/run            start a run now (owner cron, no parent)
+//	GET  /board[?task=ID]            the kanban board by status; a task's drawer
+//	POST /board/{id}/comment         comment on a task as the operator
 //	GET  /events                     Server-Sent Events: created, ended, run
 //	GET  /static/…                   script and style sheet
 package web
@@ -148,6 +150,9 @@ type Options struct {
 	// cron page; with either nil the page says cron is not available.
 	Cron      Cron
 	CronStore CronStore
+	// Board is the kanban board's store for the board page; nil means
+	// the page says the board is not available.
+	Board store.BoardStore
 	// Token is the admin token. If empty, it is read from TokenFile,
 	// which must not be readable by group or others.
 	Token     string
@@ -322,6 +327,8 @@ func (c *Console) routes() {
 	auth("POST /audit/verify", c.verifyChain)
 	auth("GET /cron", c.cronPage)
 	auth("POST /cron/{name}/run", c.runCron)
+	auth("GET /board", c.boardPage)
+	auth("POST /board/{id}/comment", c.commentTask)
 	c.mux = m
 }
 

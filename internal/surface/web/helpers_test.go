@@ -51,6 +51,7 @@ type fixtureOptions struct {
 	hosts   []string
 	now     func() time.Time // the console's clock
 	cron    bool             // run a cron scheduler and give it to the console
+	board   bool             // give the console the store as its kanban board
 }
 
 // logWriter sends log lines to the test's output.
@@ -86,6 +87,9 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	if fo.cron {
 		sched = startCron(t, db, r, log)
 		o.Cron, o.CronStore = sched, db
+	}
+	if fo.board {
+		o.Board = db
 	}
 	c, err := New(o)
 	if err != nil {

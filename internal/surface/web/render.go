@@ -31,7 +31,7 @@ func funcs() template.FuncMap {
 
 // parsePages parses every page with the layout and the shared parts.
 func parsePages() (map[string]*template.Template, error) {
-	pageNames := []string{"login", "pending", "sessions", "session", "grants", "audit", "cron"}
+	pageNames := []string{"login", "pending", "sessions", "session", "grants", "audit", "cron", "board"}
 	out := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs()).ParseFS(templateFS,

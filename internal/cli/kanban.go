@@ -1,0 +1,354 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/board"
+	"github.com/wardenhq/warden/internal/localapi"
+)
+
+// kanbanOptions are the flags of warden kanban and its verbs.
+type kanbanOptions struct {
+	state     string
+	json      bool
+	after     []string
+	workspace string
+	body      string
+	steps     []string
+	reason    string
+}
+
+// kanbanExitHelp is the exit-status table of warden kanban's verbs.
+const kanbanExitHelp = `Exit status:
+  0    done
+  2    warden is not running, the host refused (the task's status does not
+       allow the move), or no such task
+  3    usage error, including a bad workspace or an unknown parent`
+
+// newKanbanCmd builds "warden kanban".
+func newKanbanCmd() *cobra.Command {
+	cmd := parentCmd("kanban", "Add, list, show and move tasks on the running host's kanban board",
+		"missing subcommand (warden kanban add | list | show | comment | block | unblock | done)")
+	cmd.AddCommand(newKanbanAddCmd(), newKanbanListCmd(), newKanbanShowCmd(), newKanbanCommentCmd(),
+		newKanbanMoveCmd(board.Block), newKanbanMoveCmd(board.Unblock), newKanbanMoveCmd(board.Done))
+	return cmd
+}
+
+const kanbanAddLong = `Add a task to the running host's kanban board and print its id. The task is
+ready at once unless it waits for parents (--after ID, repeatable): then it
+is ready when every parent is done.
+
+The host's dispatcher runs a ready task in a worker process ("warden worker
+--task ID": its own process group, stdin /dev/null, a clean environment, a
+one-time token on file descriptor 3). The worker runs the task's script
+step by step through the host: each step is decided by the gate as the
+run's kanban owner (kanban:TASK,run=RUN). A kanban run has no human to
+ask: a dangerous step is decided by approvals.kanban_mode (deny by
+default), and a denied step blocks the task with the reason as a comment.
+A failing step or a worker that dies sends the task back to ready; after
+the failure limit it is blocked with the last error.
+
+--workspace is where the steps run: scratch (default; a fresh directory
+per task under the host's scratch directory) or dir:/absolute/path.
+
+The steps: each --step CMD (repeatable, in order), then COMMAND after --.
+COMMAND is one shell command line: several arguments are joined with
+shell quoting, a single argument is used as written.
+
+` + kanbanExitHelp
+
+func newKanbanAddCmd() *cobra.Command {
+	var opts kanbanOptions
+	cmd := &cobra.Command{
+		Use:   "add TITLE [--after ID]... [--workspace scratch|dir:/abs] [--step CMD]... [-- COMMAND...]",
+		Short: "Add a task",
+		Long:  kanbanAddLong,
+		Example: `  warden kanban add 'run the tests' --workspace dir:/srv/app -- go test ./...
+  warden kanban add deploy --after 01J... --step 'make build' --step 'make deploy'`,
+		DisableFlagsInUseLine: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runKanbanAdd(cmd.Context(), opts, args, cmd.ArgsLenAtDash(), cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.after, "after", nil, "a parent task id: ready when all parents are done; repeatable")
+	f.StringVar(&opts.workspace, "workspace", "", "scratch (default) or dir:/absolute/path")
+	f.StringVar(&opts.body, "body", "", "the task's description")
+	f.StringArrayVar(&opts.steps, "step", nil, "a step's shell command line; repeatable, run in order before COMMAND")
+	f.BoolVar(&opts.json, "json", false, "print the task as JSON")
+	return cmd
+}
+
+// kanbanAddRequest checks the arguments of warden kanban add: TITLE
+// before "--", COMMAND after it (dash is cobra's ArgsLenAtDash).
+func kanbanAddRequest(opts kanbanOptions, args []string, dash int) (localapi.KanbanAddRequest, error) {
+	var title string
+	var command []string
+	switch {
+	case len(args) == 0 || dash == 0:
+		return localapi.KanbanAddRequest{}, usageError{errors.New("missing TITLE (warden kanban add TITLE -- COMMAND...)")}
+	case dash < 0 && len(args) > 1:
+		return localapi.KanbanAddRequest{}, usageError{fmt.Errorf("put the command after --: warden kanban add %q ... -- %s", args[0], strings.Join(args[1:], " "))}
+	case dash > 1:
+		return localapi.KanbanAddRequest{}, usageError{fmt.Errorf("one TITLE before --, got %q (quote a title with spaces)", args[:dash])}
+	default:
+		title, command = args[0], args[1:]
+	}
+	steps := append([]string(nil), opts.steps...)
+	if len(command) > 0 {
+		line, err := joinCommand(command)
+		if err != nil {
+			return localapi.KanbanAddRequest{}, usageError{err}
+		}
+		steps = append(steps, line)
+	}
+	if len(steps) == 0 {
+		return localapi.KanbanAddRequest{}, usageError{errors.New("no steps: give COMMAND after -- or --step CMD")}
+	}
+	req := localapi.KanbanAddRequest{Title: title, Body: opts.body, After: opts.after, Workspace: opts.workspace, Steps: steps}
+	if _, err := localapi.KanbanTaskOf(req); err != nil {
+		return localapi.KanbanAddRequest{}, usageError{err}
+	}
+	return req, nil
+}
+
+func runKanbanAdd(ctx context.Context, opts kanbanOptions, args []string, dash int, stdout io.Writer) error {
+	req, err := kanbanAddRequest(opts, args, dash)
+	if err != nil {
+		return err
+	}
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	t, err := c.AddKanbanTask(ctx, req)
+	if apiErr, ok := errors.AsType[*localapi.APIError](err); ok && apiErr.Status == http.StatusBadRequest {
+		return usageError{err}
+	}
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, t, true)
+	}
+	_, err = fmt.Fprintln(stdout, t.ID)
+	return err
+}
+
+func newKanbanListCmd() *cobra.Command {
+	var opts kanbanOptions
+	cmd := &cobra.Command{
+		Use:   "list [--json] [--state DIR]",
+		Short: "List the board's tasks",
+		Long: `List the tasks in the order they were added: id, status, retries, title and
+the last error.
+
+--json prints an array of {"id", "title", "body", "status", "workspace",
+"script", "parents", "retries", "last_error", "run", "created_at",
+"updated_at"}.
+
+` + kanbanExitHelp,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runKanbanList(cmd.Context(), opts, cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
+	return cmd
+}
+
+func runKanbanList(ctx context.Context, opts kanbanOptions, stdout io.Writer) error {
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ts, err := c.KanbanTasks(ctx)
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, ts, true)
+	}
+	if len(ts) == 0 {
+		_, err := fmt.Fprintln(stdout, "no tasks")
+		return err
+	}
+	rows := make([][]string, 0, len(ts))
+	for _, t := range ts {
+		rows = append(rows, []string{t.ID, string(t.Status), fmt.Sprint(t.Retries), clip(t.Title, 40), clip(t.LastError, 60)})
+	}
+	return table(stdout, []string{"ID", "STATUS", "RETRIES", "TITLE", "LAST ERROR"}, rows)
+}
+
+func newKanbanShowCmd() *cobra.Command {
+	var opts kanbanOptions
+	cmd := &cobra.Command{
+		Use:   "show ID [--json] [--state DIR]",
+		Short: "Show a task with its runs, steps and comments",
+		Long: `Show a task: its status, workspace and script, its runs (newest first) with
+each step's command, the gate's verdict and rule, exit code and output,
+and its comments (oldest first).
+
+--json prints {"id", "title", "status", …, "runs": [{"run_id", "status",
+"error", "log", "steps": [{"n", "command", "verdict", "rule",
+"exit_code", "output", …}], …}], "comments": [{"author", "body",
+"time", …}]}.
+
+` + kanbanExitHelp,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runKanbanShow(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
+	return cmd
+}
+
+func runKanbanShow(ctx context.Context, opts kanbanOptions, id string, stdout io.Writer) error {
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	card, err := c.KanbanTask(ctx, id)
+	if err != nil {
+		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, card, true)
+	}
+	return printCard(stdout, card)
+}
+
+// printCard writes a task's card for people.
+func printCard(w io.Writer, c board.Card) error {
+	fmt.Fprintln(w, sanitize(fmt.Sprintf("task %s: %s", c.ID, c.Title)))
+	fmt.Fprintf(w, "  status:    %s", c.Status)
+	if c.Retries > 0 {
+		fmt.Fprintf(w, " (%d failed run(s))", c.Retries)
+	}
+	fmt.Fprintln(w)
+	if c.LastError != "" {
+		fmt.Fprintf(w, "  error:     %s\n", sanitize(c.LastError))
+	}
+	fmt.Fprintf(w, "  workspace: %s\n", sanitize(c.Workspace))
+	if len(c.Parents) > 0 {
+		fmt.Fprintf(w, "  after:     %s\n", strings.Join(c.Parents, ", "))
+	}
+	for i, st := range c.Script {
+		fmt.Fprintf(w, "  step %d:    %s\n", i+1, sanitize(st))
+	}
+	for _, r := range c.Runs {
+		fmt.Fprintf(w, "run %s started %s\n", r.ID, r.Started.Local().Format(time.DateTime))
+		for _, st := range r.Steps {
+			fmt.Fprintf(w, "  step %d: %s\n", st.N+1, sanitize(st.Command))
+			fmt.Fprintf(w, "    %s (%s), exit %d\n", st.Verdict, st.Rule, st.ExitCode)
+			out := strings.TrimRight(st.Output, "\n")
+			if out == "" {
+				continue
+			}
+			for line := range strings.SplitSeq(out, "\n") {
+				fmt.Fprintf(w, "    | %s\n", sanitize(line))
+			}
+		}
+		end := string(r.Status)
+		if r.Error != "" {
+			end += ": " + r.Error
+		}
+		fmt.Fprintf(w, "  %s\n", sanitize(end))
+		fmt.Fprintf(w, "  log: %s\n", sanitize(r.Log))
+	}
+	for _, cm := range c.Comments {
+		fmt.Fprintln(w, sanitize(fmt.Sprintf("comment by %s at %s: %s", cm.Author, cm.Time.Local().Format(time.DateTime), cm.Body)))
+	}
+	return nil
+}
+
+func newKanbanCommentCmd() *cobra.Command {
+	var opts kanbanOptions
+	cmd := &cobra.Command{
+		Use:   "comment ID TEXT [--state DIR]",
+		Short: "Comment on a task",
+		Long: `Add a comment to a task, as the operator: comments are how humans and
+workers talk about a task.
+
+` + kanbanExitHelp,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runKanbanComment(cmd.Context(), opts, args[0], args[1], cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	return cmd
+}
+
+func runKanbanComment(ctx context.Context, opts kanbanOptions, id, text string, stdout io.Writer) error {
+	if strings.TrimSpace(text) == "" {
+		return usageError{errors.New("empty comment")}
+	}
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.CommentKanbanTask(ctx, id, text); err != nil {
+		return hostError(err)
+	}
+	_, err = fmt.Fprintf(stdout, "commented on task %s\n", id)
+	return err
+}
+
+// kanbanMoveHelp describes each operator verb.
+var kanbanMoveHelp = map[board.Verb][2]string{
+	board.Block:   {"Block a task", "Block a task: it waits for a human. A running task's worker run ends as blocked. --reason becomes a comment and the task's last error."},
+	board.Unblock: {"Unblock a task", "Unblock a blocked task: its retry count is reset and it is ready again once its parents are done."},
+	board.Done:    {"Mark a task done", "Mark a task done by hand; tasks waiting for it may start."},
+}
+
+func newKanbanMoveCmd(v board.Verb) *cobra.Command {
+	var opts kanbanOptions
+	help := kanbanMoveHelp[v]
+	cmd := &cobra.Command{
+		Use:                   string(v) + " ID [--reason TEXT] [--state DIR]",
+		Short:                 help[0],
+		Long:                  help[1] + "\n\n" + kanbanExitHelp,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runKanbanMove(cmd.Context(), opts, v, args[0], cmd.OutOrStdout())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().StringVar(&opts.reason, "reason", "", "why; recorded as a comment")
+	return cmd
+}
+
+func runKanbanMove(ctx context.Context, opts kanbanOptions, v board.Verb, id string, stdout io.Writer) error {
+	c, err := hostClient(opts.state)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	t, err := c.MoveKanbanTask(ctx, id, v, opts.reason)
+	if err != nil {
+		return hostError(err)
+	}
+	_, err = fmt.Fprintf(stdout, "task %s is %s\n", t.ID, t.Status)
+	return err
+}

@@ -1,0 +1,198 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/internal/board"
+	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// probeAdmin is the test binary's "probe-admin SOCKET" mode (TestMain):
+// it asks the admin API for the grants and prints "admitted" or
+// "refused: REASON".
+func probeAdmin(socket string) int {
+	c := localapi.NewClient(socket)
+	defer c.Close()
+	_, err := c.Grants(context.Background())
+	if err != nil {
+		fmt.Println("refused:", err)
+		return 0
+	}
+	fmt.Println("admitted")
+	return 0
+}
+
+// waitTask waits until task id has one of the statuses.
+func waitTask(t *testing.T, c *localapi.Client, id string, want ...store.TaskStatus) board.Card {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		card, err := c.KanbanTask(t.Context(), id)
+		if err == nil {
+			for _, w := range want {
+				if card.Status == w {
+					return card
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: status %q (%v), want %v", id, card.Status, err, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stepOutput is the output of the step whose command is cmd in the
+// newest run.
+func stepOutput(t *testing.T, card board.Card, cmd string) store.TaskStep {
+	t.Helper()
+	if len(card.Runs) == 0 {
+		t.Fatalf("task %s has no runs", card.ID)
+	}
+	for _, s := range card.Runs[0].Steps {
+		if s.Command == cmd {
+			return s
+		}
+	}
+	t.Fatalf("task %s: no step %q in %+v", card.ID, cmd, card.Runs[0].Steps)
+	return store.TaskStep{}
+}
+
+// TestInvariant11_AgentProcessesCannotReachTheAdminSocket: a process
+// descended from a tool run (a web session's command) or from a kanban
+// worker (a task's step) is refused by the admin socket, though it runs
+// as the same user; the operator's own process is admitted.
+func TestInvariant11_AgentProcessesCannotReachTheAdminSocket(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := newConfig(t)
+	cfg.Yolo = true // the session's command runs without asking
+	th := startHost(t, cfg)
+	ctx := t.Context()
+	sock := filepath.Join(th.cfg.StateDir, localapi.SocketName)
+	probe := exe + " probe-admin " + sock
+
+	if _, err := th.client.Grants(ctx); err != nil {
+		t.Fatalf("operator refused: %v", err)
+	}
+
+	// A tool run's process.
+	var out strings.Builder
+	err = th.client.Exec(ctx, localapi.ExecRequest{Session: "s1", Command: probe}, func(e localapi.Event) error {
+		if e.Event == localapi.EventStdout {
+			out.WriteString(e.Data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "refused:") || !strings.Contains(out.String(), "descends from a warden tool run or worker") {
+		t.Errorf("tool run's process: %q, want refused", out.String())
+	}
+
+	// A worker's process.
+	task, err := th.client.AddKanbanTask(ctx, localapi.KanbanAddRequest{Title: "probe", Steps: []string{probe}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := waitTask(t, th.client, task.ID, store.TaskDone, store.TaskBlocked)
+	if s := stepOutput(t, card, probe); !strings.Contains(s.Output, "refused:") || !strings.Contains(s.Output, "descends from a warden tool run or worker") {
+		t.Errorf("worker's process: %+v, want refused", s)
+	}
+}
+
+// pollutedEnviron is a host environment full of credentials and
+// look-alike markers, beside what commands need.
+func pollutedEnviron(dir string) ([]string, []string) {
+	names := []string{
+		"GITHUB_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY",
+		"WARDEN_YOLO", "HERMES_YOLO_MODE", "YOLO", "WARDEN_INTERACTIVE", "AGENT_INTERACTIVE",
+		"WARDEN_SESSION", "SESSION_KEY", "HERMES_SESSION_KEY", "WARDEN_CRON", "CRON_MODE",
+		"WARDEN_EXEC_ASK", "EXEC_ASK", "HERMES_EXEC_ASK",
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	for _, n := range names {
+		env = append(env, n+"=1")
+	}
+	return env, names
+}
+
+// TestStory3_WorkersStartClean: a host started with credentials and
+// look-alike markers in its environment, with session yolo on in a web
+// session: a kanban task's `env` shows none of them, and its dangerous
+// step is denied under kanban_mode: deny and allowed under approve.
+func TestStory3_WorkersStartClean(t *testing.T) {
+	for _, mode := range []string{"deny", "approve"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := newConfig(t)
+			var names []string
+			cfg.Environ, names = pollutedEnviron(filepath.Dir(cfg.StateDir))
+			if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  kanban_mode: "+mode+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			th := startHost(t, cfg)
+			ctx := t.Context()
+			// A web session with yolo on: it must change nothing for
+			// the worker.
+			if err := th.client.Exec(ctx, localapi.ExecRequest{Session: "s1", Command: "true"}, func(localapi.Event) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			sessions, err := th.db.ListSessions(ctx)
+			if err != nil || len(sessions) == 0 {
+				t.Fatalf("sessions: %v %v", sessions, err)
+			}
+			for _, s := range sessions {
+				if err := th.db.SetYolo(ctx, s.Key, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := t.TempDir()
+			task, err := th.client.AddKanbanTask(ctx, localapi.KanbanAddRequest{
+				Title: "clean", Workspace: "dir:" + dir, Steps: []string{"env", "rm -rf build"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := store.TaskBlocked
+			if mode == "approve" {
+				want = store.TaskDone
+			}
+			card := waitTask(t, th.client, task.ID, want)
+			envOut := stepOutput(t, card, "env").Output
+			for _, n := range names {
+				if strings.Contains(envOut, n+"=") {
+					t.Errorf("worker step's environment has %s", n)
+				}
+			}
+			for _, bad := range []string{"TOKEN", "API_KEY", "YOLO", "INTERACTIVE", "SESSION", "CRON", "EXEC_ASK"} {
+				for line := range strings.SplitSeq(envOut, "\n") {
+					name, _, _ := strings.Cut(line, "=")
+					if strings.Contains(name, bad) {
+						t.Errorf("worker step's environment has %s", line)
+					}
+				}
+			}
+			rm := stepOutput(t, card, "rm -rf build")
+			switch mode {
+			case "deny":
+				if rm.Verdict != "deny" || rm.Rule != "unattended.kanban_mode" {
+					t.Errorf("dangerous step under deny: %+v", rm)
+				}
+			case "approve":
+				if rm.Verdict != "allow" || rm.ExitCode != 0 {
+					t.Errorf("dangerous step under approve: %+v", rm)
+				}
+			}
+		})
+	}
+}
