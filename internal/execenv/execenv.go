@@ -135,3 +135,19 @@ func Build(parent []string, passthrough []string, extra map[string]string) []str
 	}
 	return out
 }
+
+// Markdown renders the table for the README, so the documentation is
+// generated from the same rules the code applies.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("| variables | passed to children | why |\n|---|---|---|\n")
+	for _, r := range Table {
+		pass := "no"
+		if r.Pass {
+			pass = "yes"
+		}
+		b.WriteString("| `" + r.Pattern + "` | " + pass + " | " + r.Why + " |\n")
+	}
+	b.WriteString("| anything else | no, unless listed in the operator's passthrough | children get only what they need |\n")
+	return b.String()
+}
