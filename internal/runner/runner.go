@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/wardenhq/warden/internal/action"
@@ -30,8 +31,31 @@ type Options struct {
 	Broker   *broker.Broker
 	Audit    store.Audit
 	Terminal tools.Terminal
+	// Sessions, if set, runs the commands of owners with a session key
+	// with that session's shell state (shellstate); others still run
+	// through Terminal. The state is keyed by the owner's session key
+	// only and never changes the owner or what the gate decides.
+	Sessions Sessions
 	Now      func() time.Time
 	Logger   *slog.Logger
+}
+
+// Sessions gives a session's calls their shell state (implemented by
+// *shellstate.Manager through SessionsOf).
+type Sessions interface {
+	// Begin starts a call of session key; it holds the session until
+	// the call's End, so calls of one session do not interleave.
+	Begin(ctx context.Context, key string) SessionCall
+}
+
+// SessionCall is one call of a session.
+type SessionCall interface {
+	// Dir is the directory the call runs in, given the one requested.
+	Dir(requested string) string
+	// Run runs command with the session's state and saves what it left.
+	Run(ctx context.Context, command, dir string, stdout, stderr io.Writer) (int, error)
+	// End releases the session.
+	End()
 }
 
 // Runner authorises and runs actions.
@@ -145,11 +169,54 @@ func humanMessage(req store.Request, d gate.Decision) string {
 // Shell authorises a shell command as the owner in ctx and, if allowed,
 // runs it, streaming its output. It returns the command's exit code, or
 // -1 when it did not run.
+//
+// For an owner with a session key and a runner with Sessions, the
+// command runs with that session's shell state. The session is held
+// from before the decision to the end of the run, and the gate decides
+// the raw command in the directory it will really run in (the session's
+// saved directory): restored state never changes the owner or the
+// decision.
 func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (Outcome, int, error) {
+	var call SessionCall
+	if o, _ := owner.From(ctx); r.o.Sessions != nil && o.SessionKey() != "" {
+		call = r.o.Sessions.Begin(ctx, o.SessionKey())
+		defer call.End()
+		dir = call.Dir(dir)
+	}
 	out, err := r.Authorize(ctx, action.NewShell(command).In(dir), onPending)
 	if err != nil || !out.Allowed {
 		return out, -1, err
 	}
-	code, err := r.o.Terminal.Run(ctx, command, dir, stdout, stderr)
+	var code int
+	if call != nil {
+		code, err = call.Run(ctx, command, dir, stdout, stderr)
+	} else {
+		code, err = r.o.Terminal.Run(ctx, command, dir, stdout, stderr)
+	}
 	return out, code, err
+}
+
+// Code authorises source as a code action and, if allowed, runs it with
+// the execute_code tool.
+func (r *Runner) Code(ctx context.Context, language, source, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (Outcome, int, error) {
+	out, err := r.Authorize(ctx, action.NewCode(language, source).In(dir), onPending)
+	if err != nil || !out.Allowed {
+		return out, -1, err
+	}
+	code, err := tools.Code{Terminal: r.o.Terminal}.Run(ctx, language, source, dir, stdout, stderr)
+	return out, code, err
+}
+
+// WriteFile authorises a write of path (inside files' root) and, if
+// allowed, writes data.
+func (r *Runner) WriteFile(ctx context.Context, files tools.Files, path string, data []byte, onPending func(store.Request)) (Outcome, error) {
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(files.Root, path)
+	}
+	out, err := r.Authorize(ctx, action.NewWrite(abs, int64(len(data))).In(files.Root), onPending)
+	if err != nil || !out.Allowed {
+		return out, err
+	}
+	return out, files.WriteFile(abs, data)
 }
