@@ -32,6 +32,10 @@ const (
 	// MaxFileSize bounds the config file; anything larger is not a
 	// hand-written config.
 	MaxFileSize = 1 << 20
+	// DefaultFailureLimit is kanban.failure_limit's default.
+	DefaultFailureLimit = 3
+	// DefaultConcurrency is kanban.concurrency's default.
+	DefaultConcurrency = 4
 )
 
 // Config is a parsed configuration. Treat it as read-only: a Watcher
@@ -54,6 +58,25 @@ type Config struct {
 	MCP MCP
 	// Write holds the file-write rules of the write: section.
 	Write Write
+	// Tools holds the tools: section.
+	Tools Tools
+	// Kanban holds the kanban: section.
+	Kanban Kanban
+}
+
+// Tools is the tools: section.
+type Tools struct {
+	// EnvPassthrough names variables (credentials included) that children
+	// may get from warden's environment beyond the built-in allowlist.
+	EnvPassthrough []string
+}
+
+// Kanban is the kanban: section.
+type Kanban struct {
+	// FailureLimit is how many failed runs block a task.
+	FailureLimit int
+	// Concurrency is how many workers run at once.
+	Concurrency int
 }
 
 // Approvals is the approvals: section.
@@ -120,5 +143,6 @@ func Default() *Config {
 			UnattendedMode:         policy.UnattendedDeny,
 			DenialBreakerThreshold: DefaultDenialBreakerThreshold,
 		},
+		Kanban: Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
 	}
 }

@@ -133,6 +133,8 @@ type rawConfig struct {
 	CommandAllowlist node          `yaml:"command_allowlist"`
 	MCP              *rawMCP       `yaml:"mcp"`
 	Write            *rawWrite     `yaml:"write"`
+	Tools            *rawTools     `yaml:"tools"`
+	Kanban           *rawKanban    `yaml:"kanban"`
 }
 
 type rawApprovals struct {
@@ -272,6 +274,13 @@ func (v *validator) config(raw *rawConfig) *Config {
 	if w := raw.Write; w != nil {
 		cfg.Write.Protected = v.paths(w.Protected.n, "write.protected", false)
 		cfg.Write.SafeRoots = v.paths(w.SafeRoots.n, "write.safe_roots", true)
+	}
+	if t := raw.Tools; t != nil {
+		cfg.Tools.EnvPassthrough = v.envNames(t.EnvPassthrough.n)
+	}
+	if k := raw.Kanban; k != nil {
+		cfg.Kanban.FailureLimit = v.count(k.FailureLimit.n, "kanban.failure_limit", DefaultFailureLimit, 100)
+		cfg.Kanban.Concurrency = v.count(k.Concurrency.n, "kanban.concurrency", DefaultConcurrency, 64)
 	}
 	return cfg
 }
@@ -631,4 +640,44 @@ func typeName(n ast.Node) string {
 		return "string"
 	}
 	return strings.ToLower(n.Type().String())
+}
+
+type rawTools struct {
+	EnvPassthrough node `yaml:"env_passthrough"`
+}
+
+type rawKanban struct {
+	FailureLimit node `yaml:"failure_limit"`
+	Concurrency  node `yaml:"concurrency"`
+}
+
+// envNames reads tools.env_passthrough: variable names only.
+func (v *validator) envNames(n ast.Node) []string {
+	const key = "tools.env_passthrough"
+	var out []string
+	for _, it := range v.stringList(n, key) {
+		if strings.ContainsAny(it.s, "= \t*") {
+			v.errorf(it.n, "%s: %q is not a variable name (list names, not NAME=value or globs)", key, it.s)
+			continue
+		}
+		if strings.HasPrefix(it.s, "WARDEN_") {
+			v.warnf(it.n, key, "%s never passes to children; ignored", it.s)
+			continue
+		}
+		out = append(out, it.s)
+	}
+	return out
+}
+
+// count reads a small positive whole number.
+func (v *validator) count(n ast.Node, key string, def, max int) int {
+	if n == nil {
+		return def
+	}
+	i, ok := intValue(n)
+	if !ok || i < 1 || i > int64(max) {
+		v.errorf(n, "%s: want a whole number from 1 to %d, got %s", key, max, describe(n))
+		return def
+	}
+	return int(i)
 }
