@@ -174,6 +174,7 @@ func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
 		end := context.WithoutCancel(ctx)
 		_ = local.Broker.EndSession(end, key, "chat ended")
 		_ = local.Store.EndSession(end, key, time.Now())
+		_ = local.Shell.Reset(key) // the session is over: drop its shell state
 		_ = local.Close(end, "chat ended")
 	}()
 	o, err := chatOwner(key, env.term != nil)

@@ -83,6 +83,7 @@ ask.
 		newExecCmd(),
 		newApprovalsCmd(),
 		newGrantsCmd(),
+		newSessionsCmd(),
 		newAuditCmd(),
 		newCronCmd(),
 		newKanbanCmd(),

@@ -57,6 +57,9 @@ type Options struct {
 	Late time.Duration
 	// Dir is the steps' working directory; "" means the host's.
 	Dir string
+	// Ended, if set, hears the session key of every run that ended
+	// (the host drops the run's shell state).
+	Ended func(ctx context.Context, session string)
 }
 
 // Scheduler fires due cron jobs and runs them, each run in its own
@@ -438,6 +441,9 @@ func (s *Scheduler) execute(ctx context.Context, r store.CronRun, parent owner.O
 // finish records the end of r; a cancelled ctx does not stop it.
 func (s *Scheduler) finish(ctx context.Context, r store.CronRun, status store.RunStatus, reason string) {
 	ctx = context.WithoutCancel(ctx)
+	if s.o.Ended != nil {
+		s.o.Ended(ctx, "cron:"+r.Job+":"+r.ID)
+	}
 	if _, err := s.o.Store.FinishCronRun(ctx, r.ID, status, s.o.Now(), reason); err != nil {
 		s.log.ErrorContext(ctx, "cron: record the end of a run", "job", r.Job, "run", r.ID, "err", err)
 		return

@@ -83,6 +83,7 @@ type fixtureOptions struct {
 	policy string // YAML
 	tick   time.Duration
 	hook   func(ctx context.Context, cmd string)
+	ended  func(ctx context.Context, session string)
 }
 
 // newFixture builds the real thing on a temp dir: SQLite store, gate
@@ -114,7 +115,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	}
 	rec := &recorder{hook: fo.hook, r: runner.New(runner.Options{Gate: g, Audit: db, Logger: log,
 		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}})}
-	s, err := New(Options{Store: db, Runner: rec, Host: "host-test", Logger: log, Tick: fo.tick, Dir: work})
+	s, err := New(Options{Store: db, Runner: rec, Host: "host-test", Logger: log, Tick: fo.tick, Dir: work, Ended: fo.ended})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,6 +404,27 @@ func TestRunNowAndWait(t *testing.T) {
 	f.stop()
 	if _, err := f.sched.RunNow(t.Context(), "job", owner.Owner{}); !errors.Is(err, ErrNotRunning) {
 		t.Errorf("RunNow after Run returned: %v, want ErrNotRunning", err)
+	}
+}
+
+// TestEndedHearsTheRunSession: when a run ends, Ended hears its session
+// key (the host drops that run's shell state).
+func TestEndedHearsTheRunSession(t *testing.T) {
+	var mu sync.Mutex
+	var ended []string
+	f := newFixture(t, fixtureOptions{ended: func(_ context.Context, session string) {
+		mu.Lock()
+		defer mu.Unlock()
+		ended = append(ended, session)
+	}})
+	f.add("job", "@daily", "", "true")
+	f.start()
+	r := f.runNow("job", owner.Owner{})
+	f.stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"cron:job:" + r.ID}; !slices.Equal(ended, want) {
+		t.Fatalf("ended %q, want %q", ended, want)
 	}
 }
 

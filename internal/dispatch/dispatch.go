@@ -117,6 +117,11 @@ type Options struct {
 	// Groups, if set, learns each worker's process group while it may
 	// hold processes, for the admin boundary (ancestry.Boundary).
 	Groups *ancestry.Groups
+	// Ended, if set, hears the session key ("kanban:TASK") of a task
+	// whose run left it done or in review: its session is over (the
+	// host drops the task's shell state). A task that will run again
+	// keeps its session.
+	Ended  func(ctx context.Context, session string)
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -321,6 +326,19 @@ func (d *Dispatcher) work(ctx context.Context, t store.Task, r store.TaskRun) {
 	default:
 		log.WarnContext(ctx, "run failed", "reason", reason, "task_status", after.Status, "retries", after.Retries)
 	}
+	d.ended(context.WithoutCancel(ctx), t.ID)
+}
+
+// ended tells Ended about task id if its session is over.
+func (d *Dispatcher) ended(ctx context.Context, id string) {
+	if d.o.Ended == nil {
+		return
+	}
+	t, err := d.o.Board.GetTask(ctx, id)
+	if err != nil || (t.Status != store.TaskDone && t.Status != store.TaskReview) {
+		return
+	}
+	d.o.Ended(ctx, "kanban:"+id)
 }
 
 // spawn starts the worker for run r of task t and waits for it. It

@@ -20,44 +20,58 @@ type Rule struct {
 	Pass bool
 	// Why explains the rule in the docs.
 	Why string
+	// Never marks names that must never persist or pass between calls
+	// (a terminal session's saved state included), whatever the
+	// operator's passthrough says. Never is checked against every rule,
+	// not just the first match.
+	Never bool
 }
 
 // Table is the one source of truth, checked in order: the first match
 // decides; a name no rule matches is not passed.
 var Table = []Rule{
-	{"WARDEN_*", false, "warden's own settings and markers are never inherited"},
-	{"*KEY*", false, "looks like a credential: passes only when listed in tools.env_passthrough"},
-	{"*TOKEN*", false, "looks like a credential"},
-	{"*SECRET*", false, "looks like a credential"},
-	{"*PASSWORD*", false, "looks like a credential"},
-	{"*PASSWD*", false, "looks like a credential"},
-	{"*CREDENTIAL*", false, "looks like a credential"},
-	{"*AUTH*", false, "looks like a credential"},
-	{"*SESSION*", false, "session identity travels with the owner, never through the environment"},
-	{"*YOLO*", false, "approval bypasses are never inherited"},
-	{"*INTERACTIVE*", false, "presence is a live channel, never a marker"},
-	{"*EXEC_ASK*", false, "presence is a live channel, never a marker"},
-	{"*CRON*", false, "run identity travels with the owner"},
-	{"AWS_*", false, "cloud provider credentials"},
-	{"GOOGLE_*", false, "cloud provider credentials"},
-	{"AZURE_*", false, "cloud provider credentials"},
-	{"OPENAI_*", false, "model provider credentials"},
-	{"ANTHROPIC_*", false, "model provider credentials"},
-	{"GH_*", false, "forge credentials"},
-	{"GITHUB_*", false, "forge credentials"},
-	{"SSH_AUTH_SOCK", false, "an agent socket is a credential"},
-	{"LD_*", false, "loader variables change what every child runs"},
-	{"DYLD_*", false, "loader variables change what every child runs"},
-	{"PATH", true, "where commands are found"},
-	{"HOME", true, "the user's home directory"},
-	{"USER", true, "the user's name"},
-	{"LOGNAME", true, "the user's name"},
-	{"LANG", true, "locale"},
-	{"LC_*", true, "locale"},
-	{"TERM", true, "terminal type"},
-	{"TZ", true, "time zone"},
-	{"TMPDIR", true, "temporary directory"},
-	{"SHELL", true, "the user's shell"},
+	{"WARDEN_*", false, "warden's own settings and markers are never inherited", true},
+	{"*KEY*", false, "looks like a credential: passes only when listed in tools.env_passthrough", false},
+	{"*TOKEN*", false, "looks like a credential", false},
+	{"*SECRET*", false, "looks like a credential", false},
+	{"*PASSWORD*", false, "looks like a credential", false},
+	{"*PASSWD*", false, "looks like a credential", false},
+	{"*CREDENTIAL*", false, "looks like a credential", false},
+	{"*AUTH*", false, "looks like a credential", false},
+	{"*SESSION*", false, "session identity travels with the owner, never through the environment", true},
+	{"*YOLO*", false, "approval bypasses are never inherited", true},
+	{"*INTERACTIVE*", false, "presence is a live channel, never a marker", true},
+	{"*EXEC_ASK*", false, "presence is a live channel, never a marker", true},
+	{"*CRON*", false, "run identity travels with the owner", true},
+	{"AWS_*", false, "cloud provider credentials", false},
+	{"GOOGLE_*", false, "cloud provider credentials", false},
+	{"AZURE_*", false, "cloud provider credentials", false},
+	{"OPENAI_*", false, "model provider credentials", false},
+	{"ANTHROPIC_*", false, "model provider credentials", false},
+	{"GH_*", false, "forge credentials", false},
+	{"GITHUB_*", false, "forge credentials", false},
+	{"SSH_AUTH_SOCK", false, "an agent socket is a credential", false},
+	{"LD_*", false, "loader variables change what every child runs", false},
+	{"DYLD_*", false, "loader variables change what every child runs", false},
+	{"BASH_*", false, "shell internals (BASH_ENV, BASH_FUNC_…) are the shell's, never a session's", true},
+	{"BASHOPTS", false, "shell internals", true},
+	{"SHELLOPTS", false, "shell internals", true},
+	{"SHLVL", false, "shell internals", true},
+	{"_", false, "shell internals", true},
+	{"PWD", false, "the working directory is kept as such, never as a variable", true},
+	{"OLDPWD", false, "the working directory is kept as such, never as a variable", true},
+	{"ENV", false, "a file the shell sources at start", true},
+	{"PROMPT_COMMAND", false, "runs code before prompts", true},
+	{"PATH", true, "where commands are found", false},
+	{"HOME", true, "the user's home directory", false},
+	{"USER", true, "the user's name", false},
+	{"LOGNAME", true, "the user's name", false},
+	{"LANG", true, "locale", false},
+	{"LC_*", true, "locale", false},
+	{"TERM", true, "terminal type", false},
+	{"TZ", true, "time zone", false},
+	{"TMPDIR", true, "temporary directory", false},
+	{"SHELL", true, "the user's shell", false},
 }
 
 // match reports whether name matches a table pattern.
@@ -90,18 +104,37 @@ func Allowed(name string, passthrough []string) bool {
 }
 
 // Never reports names that must never persist or pass between calls:
-// the rules that deny regardless of passthrough listing other than
-// explicit credentials (markers, session identity, warden's own).
+// the table's rules marked Never (markers, session identity, warden's
+// own, shell internals), whatever the passthrough list says.
 func Never(name string) bool {
 	if strings.HasPrefix(name, "WARDEN_") {
 		return true
 	}
-	for _, p := range []string{"*SESSION*", "*YOLO*", "*INTERACTIVE*", "*EXEC_ASK*", "*CRON*"} {
-		if match(p, name) {
+	for _, r := range Table {
+		if r.Never && match(r.Pattern, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// Persist reports whether a variable a command exported may be kept in a
+// terminal session's state for its next call: never for a Never name;
+// for a name the table denies (credentials, loader variables) only when
+// the operator lists it in passthrough; otherwise yes.
+func Persist(name string, passthrough []string) bool {
+	if Never(name) {
+		return false
+	}
+	if slices.Contains(passthrough, name) {
+		return true
+	}
+	for _, r := range Table {
+		if match(r.Pattern, name) {
+			return r.Pass
+		}
+	}
+	return true
 }
 
 // Build returns a child environment: the allowed variables of parent
@@ -140,14 +173,17 @@ func Build(parent []string, passthrough []string, extra map[string]string) []str
 // generated from the same rules the code applies.
 func Markdown() string {
 	var b strings.Builder
-	b.WriteString("| variables | passed to children | why |\n|---|---|---|\n")
+	b.WriteString("| variables | passed to children | kept in a terminal session's state | why |\n|---|---|---|---|\n")
 	for _, r := range Table {
-		pass := "no"
+		pass, keep := "no", "only if listed in the passthrough"
 		if r.Pass {
-			pass = "yes"
+			pass, keep = "yes", "yes"
 		}
-		b.WriteString("| `" + r.Pattern + "` | " + pass + " | " + r.Why + " |\n")
+		if r.Never {
+			keep = "never"
+		}
+		b.WriteString("| `" + r.Pattern + "` | " + pass + " | " + keep + " | " + r.Why + " |\n")
 	}
-	b.WriteString("| anything else | no, unless listed in the operator's passthrough | children get only what they need |\n")
+	b.WriteString("| anything else | no, unless listed in the operator's passthrough | yes | children get only what they need |\n")
 	return b.String()
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/surface/web"
@@ -63,6 +64,9 @@ const (
 	// CronDir is the cron steps' working directory in the scratch
 	// directory (mode 0700).
 	CronDir = "cron"
+	// ShellStateDir holds the terminal sessions' shell state in the
+	// state directory (mode 0700, files 0600).
+	ShellStateDir = "shellstate"
 )
 
 // shutdownGrace bounds how long shutdown waits for handlers to finish
@@ -150,7 +154,9 @@ type host struct {
 	broker *broker.Broker
 	gate   *gate.Gate
 	runner *runner.Runner
-	cron   *cron.Scheduler
+	// shell keeps the terminal sessions' state (STATE/shellstate).
+	shell *shellstate.Manager
+	cron  *cron.Scheduler
 	// cronDir is the steps' workspace and cronJobs the jobs stored at
 	// start (for the banner).
 	cronDir  string
@@ -269,9 +275,15 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	h.pol.onChange = h.gate.SetPolicy
+	term := tools.Terminal{Env: execenv.Build(cfg.Environ, nil, nil)}
+	if h.shell, err = shellstate.New(shellstate.Options{
+		Dir: filepath.Join(state, ShellStateDir), Terminal: term, Logger: cfg.Logger,
+	}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
 	h.runner = runner.New(runner.Options{
 		Gate: h.gate, Broker: h.broker, Audit: h.st, Logger: cfg.Logger,
-		Terminal: tools.Terminal{Env: execenv.Build(cfg.Environ, nil, nil)},
+		Terminal: term, Sessions: shellSessions{h.shell},
 	})
 	if err := h.newCron(ctx); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
@@ -280,12 +292,14 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if h.dispatch, err = dispatch.New(dispatch.Options{
 		Board: h.db, Runner: h.runner, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
+		Ended: h.dropShell,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	if h.console, err = web.New(web.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Token: token, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
 		Cron: h.cron, CronStore: h.db, Board: h.db,
+		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -299,7 +313,8 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Broker: h.broker, Store: h.st, Runner: h.runner, Channel: h.console,
 		Cron: h.cron, CronStore: h.db,
 		Board: h.db, Dispatch: h.dispatch,
-		Console: func(id string) string { return consoleURL + "pending#req-" + id },
+		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
+		Console:    func(id string) string { return consoleURL + "pending#req-" + id },
 		Peers: localapi.PeerPolicy{UID: os.Getuid(),
 			Boundary: ancestry.Boundary{Host: os.Getpid(), Groups: h.groups}},
 		Logger: cfg.Logger,
@@ -324,7 +339,8 @@ func (h *host) newCron(ctx context.Context) error {
 		return fmt.Errorf("cron: %w", err)
 	}
 	h.cronJobs = len(jobs)
-	h.cron, err = cron.New(cron.Options{Store: h.db, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir})
+	h.cron, err = cron.New(cron.Options{Store: h.db, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir,
+		Ended: h.dropShell})
 	if err != nil {
 		return fmt.Errorf("cron: %w", err)
 	}
@@ -495,4 +511,19 @@ func (c cronRunner) RunNow(ctx context.Context, name string, parent owner.Owner)
 func (c cronRunner) Wait(ctx context.Context, id string) (string, error) {
 	r, err := c.s.Wait(ctx, id)
 	return string(r.Status), err
+}
+
+// shellSessions gives the runner the sessions' shell state.
+type shellSessions struct{ m *shellstate.Manager }
+
+// Begin starts a call of session key.
+func (s shellSessions) Begin(ctx context.Context, key string) runner.SessionCall {
+	return s.m.Begin(ctx, key)
+}
+
+// dropShell drops an ended session's shell state; a failure is logged.
+func (h *host) dropShell(ctx context.Context, session string) {
+	if err := h.shell.Reset(session); err != nil {
+		h.log.WarnContext(ctx, "drop shell state", "session", session, "err", err)
+	}
 }

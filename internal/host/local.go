@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -42,6 +43,9 @@ type Local struct {
 	Broker *broker.Broker
 	Gate   *gate.Gate
 	Runner *runner.Runner
+	// Shell keeps the chat session's shell state (the host's
+	// STATE/shellstate); drop it with Shell.Reset when the chat ends.
+	Shell *shellstate.Manager
 	// ConfigStatus says which config was loaded, for the user.
 	ConfigStatus string
 
@@ -80,9 +84,14 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 		db.Close()
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
+	term := tools.Terminal{Env: execenv.Build(cfg.Environ, nil, nil)}
+	if l.Shell, err = shellstate.New(shellstate.Options{Dir: filepath.Join(state, ShellStateDir), Terminal: term, Logger: cfg.Logger}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open local gate: %w", err)
+	}
 	l.Runner = runner.New(runner.Options{
 		Gate: l.Gate, Broker: l.Broker, Audit: db, Logger: cfg.Logger,
-		Terminal: tools.Terminal{Env: execenv.Build(cfg.Environ, nil, nil)},
+		Terminal: term, Sessions: shellSessions{l.Shell},
 	})
 	return l, nil
 }

@@ -187,6 +187,14 @@ func (c *Client) Revoke(ctx context.Context, id string) error {
 	return nil
 }
 
+// ResetSession drops session key's terminal shell state.
+func (c *Client) ResetSession(ctx context.Context, key string) error {
+	if err := c.call(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(key)+"/reset", nil, nil); err != nil {
+		return fmt.Errorf("reset session %s: %w", key, err)
+	}
+	return nil
+}
+
 // AuditQuery selects audit records; zero fields match everything.
 type AuditQuery struct {
 	Session string

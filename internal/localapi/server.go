@@ -55,6 +55,10 @@ type Options struct {
 	// have become ready (added, unblocked).
 	Board    store.BoardStore
 	Dispatch Dispatcher
+	// ShellReset, if set, drops a session's terminal shell state
+	// (POST /v1/sessions/{key}/reset); nil makes that endpoint answer
+	// 503.
+	ShellReset func(ctx context.Context, key string) error
 	// Peers admits local processes; the zero value admits root only.
 	Peers  PeerPolicy
 	Logger *slog.Logger
@@ -91,6 +95,7 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("POST /v1/exec", s.exec)
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	s.mux.HandleFunc("GET /v1/audit/verify", s.verify)
+	s.mux.HandleFunc("POST /v1/sessions/{key}/reset", s.resetSession)
 	s.cronRoutes()
 	s.kanbanRoutes()
 	return s
@@ -336,6 +341,26 @@ func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.InfoContext(r.Context(), "grant revoked", "id", id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// resetSession drops a session's terminal shell state: its next call
+// starts in a fresh shell.
+func (s *Server) resetSession(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	if s.o.ShellReset == nil {
+		writeError(w, http.StatusServiceUnavailable, "this host keeps no shell state")
+		return
+	}
+	if key == "" {
+		writeError(w, http.StatusBadRequest, "missing session key")
+		return
+	}
+	if err := s.o.ShellReset(r.Context(), key); err != nil {
+		s.fail(w, r, "reset session", err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "session shell state reset", "session", key)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -43,8 +43,7 @@ type Options struct {
 // Sessions gives a session's calls their shell state (implemented by
 // *shellstate.Manager through SessionsOf).
 type Sessions interface {
-	// Begin starts a call of session key; it holds the session until
-	// the call's End, so calls of one session do not interleave.
+	// Begin starts a call of session key.
 	Begin(ctx context.Context, key string) SessionCall
 }
 
@@ -52,9 +51,13 @@ type Sessions interface {
 type SessionCall interface {
 	// Dir is the directory the call runs in, given the one requested.
 	Dir(requested string) string
-	// Run runs command with the session's state and saves what it left.
+	// Definitions is the shell text of the session's functions and
+	// aliases command may call, as Run restores them; "" if none.
+	Definitions(command string) string
+	// Run runs command in dir with the session's state and saves what
+	// it left; calls of one session's Run do not interleave.
 	Run(ctx context.Context, command, dir string, stdout, stderr io.Writer) (int, error)
-	// End releases the session.
+	// End ends the call.
 	End()
 }
 
@@ -171,10 +174,10 @@ func humanMessage(req store.Request, d gate.Decision) string {
 // -1 when it did not run.
 //
 // For an owner with a session key and a runner with Sessions, the
-// command runs with that session's shell state. The session is held
-// from before the decision to the end of the run, and the gate decides
-// the raw command in the directory it will really run in (the session's
-// saved directory): restored state never changes the owner or the
+// command runs with that session's shell state. The gate decides the raw
+// command in the directory it will really run in (the session's saved
+// directory, read before the decision and used for the run whatever
+// happens meanwhile): restored state never changes the owner or the
 // decision.
 func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (Outcome, int, error) {
 	var call SessionCall
@@ -186,6 +189,16 @@ func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr 
 	out, err := r.Authorize(ctx, action.NewShell(command).In(dir), onPending)
 	if err != nil || !out.Allowed {
 		return out, -1, err
+	}
+	if call != nil {
+		// The command may call the session's functions and aliases, whose
+		// bodies the raw command does not show: the gate also decides the
+		// command as bash will run it, definitions first.
+		if defs := call.Definitions(command); defs != "" {
+			if out, err = r.Authorize(ctx, action.NewShell(defs+command).In(dir), onPending); err != nil || !out.Allowed {
+				return out, -1, err
+			}
+		}
 	}
 	var code int
 	if call != nil {

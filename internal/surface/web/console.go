@@ -165,6 +165,9 @@ type Options struct {
 	// Dir is the working directory of composer commands; empty means the
 	// host's.
 	Dir string
+	// ShellReset, if set, clears a session's terminal shell state (the
+	// session page's "Reset shell" button); nil hides the button.
+	ShellReset func(ctx context.Context, key string) error
 	// SessionTTL bounds a login; zero means 12 hours.
 	SessionTTL time.Duration
 	Logger     *slog.Logger
@@ -321,6 +324,7 @@ func (c *Console) routes() {
 	auth("GET /sessions/{key}/runs", c.runsList)
 	auth("POST /sessions/{key}/run", c.runCommand)
 	auth("POST /sessions/{key}/yolo", c.setYolo)
+	auth("POST /sessions/{key}/shell/reset", c.resetShell)
 	auth("GET /grants", c.grantsPage)
 	auth("POST /grants/revoke", c.revokeGrant)
 	auth("GET /audit", c.auditPage)

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -625,6 +626,41 @@ func TestYoloToggle(t *testing.T) {
 	c.follow("/sessions/y/yolo", url.Values{"on": {"false"}})
 	if on, _ := f.db.SessionYolo(t.Context(), "y"); on {
 		t.Fatal("yolo still on")
+	}
+}
+
+// TestShellReset: the session page's "Reset shell" button is a
+// CSRF-protected POST that clears the session's shell state; commands
+// typed in the composer keep it until then.
+func TestShellReset(t *testing.T) {
+	f := newFixture(t, fixtureOptions{shell: true})
+	c := f.client()
+	c.login(testToken)
+	c.follow("/sessions", url.Values{"key": {"sh"}})
+	if p := c.get("/sessions/sh"); !strings.Contains(p.body, "/sessions/sh/shell/reset") {
+		t.Fatal("no Reset shell button")
+	}
+	o, err := f.console.webOwner("sh")
+	must(t, err, "owner")
+	ctx := owner.With(t.Context(), o)
+	var out strings.Builder
+	if _, code, err := f.runner.Shell(ctx, "export FOO=bar", "", &out, &out, nil); err != nil || code != 0 {
+		t.Fatalf("export: %d %v %s", code, err, out.String())
+	}
+	if st, _ := f.shell.Load("sh"); st.Env["FOO"] != "bar" {
+		t.Fatalf("state after export: %+v", st)
+	}
+	if r := c.post("/sessions/sh/shell/reset", url.Values{"csrf": {""}}); r.status != http.StatusForbidden {
+		t.Fatalf("reset without CSRF: %d", r.status)
+	}
+	if st, _ := f.shell.Load("sh"); st.Env["FOO"] != "bar" {
+		t.Fatal("a post without CSRF token reset the shell")
+	}
+	if msg := flashOf(c.follow("/sessions/sh/shell/reset", nil).body); !strings.Contains(msg, "was reset") {
+		t.Errorf("reset: %q", msg)
+	}
+	if st, _ := f.shell.Load("sh"); len(st.Env) != 0 {
+		t.Fatalf("state after reset: %+v", st)
 	}
 }
 

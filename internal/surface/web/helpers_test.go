@@ -24,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -44,6 +45,9 @@ type fixture struct {
 	srv     *httptest.Server
 	// cron is the scheduler when fixtureOptions.cron is set.
 	cron *cron.Scheduler
+	// shell keeps the sessions' shell state when fixtureOptions.shell
+	// is set.
+	shell *shellstate.Manager
 }
 
 type fixtureOptions struct {
@@ -52,6 +56,14 @@ type fixtureOptions struct {
 	now     func() time.Time // the console's clock
 	cron    bool             // run a cron scheduler and give it to the console
 	board   bool             // give the console the store as its kanban board
+	shell   bool             // keep sessions' shell state (shellstate)
+}
+
+// shellSessions gives a runner a shellstate.Manager.
+type shellSessions struct{ m *shellstate.Manager }
+
+func (s shellSessions) Begin(ctx context.Context, key string) runner.SessionCall {
+	return s.m.Begin(ctx, key)
 }
 
 // logWriter sends log lines to the test's output.
@@ -80,9 +92,20 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Logger: log,
-		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}})
+	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}
+	ro := runner.Options{Gate: g, Broker: b, Audit: db, Logger: log, Terminal: term}
+	var shell *shellstate.Manager
+	if fo.shell {
+		if shell, err = shellstate.New(shellstate.Options{Dir: filepath.Join(t.TempDir(), "shellstate"), Terminal: term, Logger: log}); err != nil {
+			t.Fatal(err)
+		}
+		ro.Sessions = shellSessions{shell}
+	}
+	r := runner.New(ro)
 	o := Options{Broker: b, Store: db, Runner: r, Token: testToken, Hosts: fo.hosts, Logger: log, Dir: t.TempDir(), Now: fo.now}
+	if shell != nil {
+		o.ShellReset = func(_ context.Context, key string) error { return shell.Reset(key) }
+	}
 	var sched *cron.Scheduler
 	if fo.cron {
 		sched = startCron(t, db, r, log)
@@ -100,7 +123,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	// then the server, then the broker and the store registered above.
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { c.Close() })
-	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv, cron: sched}
+	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv, cron: sched, shell: shell}
 }
 
 // startCron runs a cron scheduler on db and r until the test ends

@@ -105,7 +105,9 @@ type sessionData struct {
 	RunsURL  string
 	Queue    pendingList
 	Composer bool
-	Runs     []runView
+	// ShellReset shows the "Reset shell" button.
+	ShellReset bool
+	Runs       []runView
 }
 
 // sessionsPage lists the known sessions with their pending counts.
@@ -151,12 +153,13 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, a *authn) 
 		return
 	}
 	d := sessionData{
-		Session:  sessionView{SessionRow: row, Pending: len(queue.Requests), Web: isWebSession(row)},
-		ListURL:  "/pending/list" + queryOf("session", key, "back", here),
-		RunsURL:  here + "/runs",
-		Queue:    queue,
-		Composer: c.o.Runner != nil && isWebSession(row) && row.Ended.IsZero(),
-		Runs:     c.runViews(key),
+		Session:    sessionView{SessionRow: row, Pending: len(queue.Requests), Web: isWebSession(row)},
+		ListURL:    "/pending/list" + queryOf("session", key, "back", here),
+		RunsURL:    here + "/runs",
+		Queue:      queue,
+		Composer:   c.o.Runner != nil && isWebSession(row) && row.Ended.IsZero(),
+		Runs:       c.runViews(key),
+		ShellReset: c.o.ShellReset != nil,
 	}
 	c.render(w, r, http.StatusOK, "session", c.pageFor(a, "sessions", "Session "+key, d))
 }
@@ -252,6 +255,22 @@ func (c *Console) setYolo(w http.ResponseWriter, r *http.Request, a *authn) {
 		msg = "Yolo is ON for session " + key + ": dangerous commands run without asking (hardline and deny rules still apply)."
 	}
 	c.done(w, r, a, sessionURL(key), http.StatusOK, "ok", msg)
+}
+
+// resetShell clears a session's terminal shell state: its working
+// directory, exported variables, functions and aliases.
+func (c *Console) resetShell(w http.ResponseWriter, r *http.Request, a *authn) {
+	key := r.PathValue("key")
+	if c.o.ShellReset == nil {
+		c.done(w, r, a, sessionURL(key), http.StatusServiceUnavailable, "error", "This host keeps no shell state.")
+		return
+	}
+	if err := c.o.ShellReset(r.Context(), key); err != nil {
+		c.fail(w, r, fmt.Errorf("reset shell %s: %w", key, err))
+		return
+	}
+	c.log.InfoContext(r.Context(), "session shell state reset", "session", key)
+	c.done(w, r, a, sessionURL(key), http.StatusOK, "ok", "The shell of session "+key+" was reset: its next command starts in a fresh shell.")
 }
 
 // runCommand starts a composer line as the web session. A line starting
