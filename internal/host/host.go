@@ -275,7 +275,8 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	h.pol.onChange = h.gate.SetPolicy
-	term := tools.Terminal{Env: execenv.Build(cfg.Environ, nil, nil)}
+	startCfg := h.pol.start
+	term := tools.Terminal{Env: execenv.Build(cfg.Environ, startCfg.Tools.EnvPassthrough, nil)}
 	if h.shell, err = shellstate.New(shellstate.Options{
 		Dir: filepath.Join(state, ShellStateDir), Terminal: term, Logger: cfg.Logger,
 	}); err != nil {
@@ -292,6 +293,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if h.dispatch, err = dispatch.New(dispatch.Options{
 		Board: h.db, Runner: h.runner, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
+		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
 		Ended: h.dropShell,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)

@@ -23,7 +23,10 @@ type policyLoader struct {
 	log      *slog.Logger
 	interval time.Duration
 
-	cur     *gate.Policy // set before run starts, then only by run's goroutine
+	cur *gate.Policy // set before run starts, then only by run's goroutine
+	// start is the config the host started with: the settings read once
+	// at start (tools.env_passthrough, kanban.*) come from it.
+	start   *config.Config
 	watcher *config.Watcher
 	status  string
 	// onChange receives each newly compiled policy (the gate's
@@ -41,7 +44,7 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 		if err != nil {
 			return fmt.Errorf("compile the default policy: %w", err)
 		}
-		l.cur = p
+		l.cur, l.start = p, config.Default()
 		return nil
 	}
 	const safe = "safe defaults: approvals.mode manual, timeout 300s, every unattended mode deny"
@@ -65,7 +68,7 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 	for _, wn := range warns {
 		l.log.Warn("config warning", "warning", wn.String())
 	}
-	l.cur, l.watcher = p, w
+	l.cur, l.watcher, l.start = p, w, cfg
 	l.status = fmt.Sprintf("%s (loaded, sha256:%.12s…; reloaded when it changes)", path, cfg.Digest)
 	if len(warns) > 0 {
 		l.status += fmt.Sprintf("; %d warning(s) logged", len(warns))
