@@ -78,6 +78,10 @@ type walker struct {
 	err      error
 	// substLists are the commands run by arguments' substitutions.
 	substLists [][]string
+	// free are cmd values to reuse (see exec).
+	free []*cmd
+	// argBuf is the block argSlice carves argv slices from.
+	argBuf []Arg
 }
 
 // Analyze analyses src. It never panics and always returns a verdict.
@@ -105,7 +109,7 @@ func (o Options) Analyze(src string) (a *Analysis) {
 		}
 	}()
 	w := &walker{opts: o, a: a, lvl: &level{src: a.Input, exact: true}}
-	if n := min(len(a.Input)/32+4, o.MaxCommands); n > 8 {
+	if n := min(len(a.Input)/24+4, o.MaxCommands); n > 8 {
 		a.Commands = make([]Command, 0, n)
 		w.meta = make([]meta, 0, n)
 	}
@@ -383,7 +387,7 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 		w.redirectFindings(-1, redirs)
 		return
 	}
-	args := make([]Arg, 0, len(ce.Args))
+	args := w.argSlice(len(ce.Args))
 	for _, word := range ce.Args {
 		names := w.substs(word, via)
 		n := len(args)
@@ -524,4 +528,18 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 type expansion struct {
 	fd *syntax.FuncDecl
 	in stdinKind
+}
+
+// argSlice returns an empty slice with room for n args, carved from a
+// shared block: one allocation serves many commands. Its capacity is
+// exactly n, so a word that expands to more (braces, $IFS) reallocates
+// rather than overwriting a neighbour.
+func (w *walker) argSlice(n int) []Arg {
+	if cap(w.argBuf)-len(w.argBuf) < n {
+		// Blocks scale with the input: a one-line command gets a small one.
+		w.argBuf = make([]Arg, 0, max(n, min(512, len(w.a.Input)/4+4)))
+	}
+	start := len(w.argBuf)
+	w.argBuf = w.argBuf[:start+n]
+	return w.argBuf[start : start : start+n]
 }
