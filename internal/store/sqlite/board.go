@@ -14,30 +14,6 @@ import (
 
 var _ store.BoardStore = (*DB)(nil)
 
-// boardQuerier is a *sql.DB or a *sql.Tx.
-type boardQuerier interface {
-	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
-}
-
-// boardRows is queryAll for any boardQuerier.
-func boardRows[T any](ctx context.Context, q boardQuerier, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
 // boardNow returns at, or the current time when at is zero.
 func boardNow(at time.Time) time.Time {
 	if at.IsZero() {
@@ -72,7 +48,7 @@ func scanBoardTask(sc scanner) (store.Task, error) {
 }
 
 // getBoardTask reads one task with its parents.
-func getBoardTask(ctx context.Context, q boardQuerier, id string) (store.Task, error) {
+func getBoardTask(ctx context.Context, q querier, id string) (store.Task, error) {
 	t, err := scanBoardTask(q.QueryRowContext(ctx, `SELECT `+boardTaskCols+` FROM board_tasks WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Task{}, store.ErrNotFound
@@ -80,7 +56,7 @@ func getBoardTask(ctx context.Context, q boardQuerier, id string) (store.Task, e
 	if err != nil {
 		return store.Task{}, err
 	}
-	t.Parents, err = boardRows(ctx, q, scanBoardString, `SELECT parent FROM board_deps WHERE task = ? ORDER BY parent`, id)
+	t.Parents, err = queryRows(ctx, q, scanBoardString, `SELECT parent FROM board_deps WHERE task = ? ORDER BY parent`, id)
 	return t, err
 }
 
@@ -188,12 +164,12 @@ func (db *DB) ListTasks(ctx context.Context, f store.TaskFilter) ([]store.Task, 
 		q = `SELECT ` + boardTaskCols + ` FROM board_tasks WHERE status = ? ORDER BY id`
 		args = append(args, string(f.Status))
 	}
-	ts, err := boardRows(ctx, db.r, scanBoardTask, q, args...)
+	ts, err := queryRows(ctx, db.r, scanBoardTask, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	type dep struct{ task, parent string }
-	deps, err := boardRows(ctx, db.r, func(sc scanner) (dep, error) {
+	deps, err := queryRows(ctx, db.r, func(sc scanner) (dep, error) {
 		var d dep
 		err := sc.Scan(&d.task, &d.parent)
 		return d, err
@@ -312,7 +288,7 @@ func (db *DB) AddComment(ctx context.Context, c store.TaskComment) (store.TaskCo
 
 // Comments lists a task's comments, oldest first.
 func (db *DB) Comments(ctx context.Context, task string) ([]store.TaskComment, error) {
-	cs, err := boardRows(ctx, db.r, scanBoardComment, `SELECT id, task, author, body, created FROM board_comments WHERE task = ? ORDER BY id`, task)
+	cs, err := queryRows(ctx, db.r, scanBoardComment, `SELECT id, task, author, body, created FROM board_comments WHERE task = ? ORDER BY id`, task)
 	if err != nil {
 		return nil, fmt.Errorf("comments of task %s: %w", task, err)
 	}
@@ -325,7 +301,7 @@ func (db *DB) Promote(ctx context.Context, at time.Time) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("promote: %w", err)
 	}
-	ids, err := boardRows(ctx, db.w, scanBoardString, `UPDATE board_tasks SET status = 'ready', updated = ?
+	ids, err := queryRows(ctx, db.w, scanBoardString, `UPDATE board_tasks SET status = 'ready', updated = ?
 		WHERE status = 'todo' AND NOT EXISTS (
 			SELECT 1 FROM board_deps d JOIN board_tasks p ON p.id = d.parent
 			WHERE d.task = board_tasks.id AND p.status <> 'done')
@@ -442,8 +418,8 @@ func scanBoardStep(sc scanner) (boardRunStep, error) {
 const boardStepCols = `run, n, command, verdict, rule, exit_code, output, started, finished`
 
 // withBoardSteps fills the steps of runs; where selects the steps' runs.
-func withBoardSteps(ctx context.Context, q boardQuerier, runs []store.TaskRun, where string, args ...any) ([]store.TaskRun, error) {
-	steps, err := boardRows(ctx, q, scanBoardStep, `SELECT `+boardStepCols+` FROM board_steps WHERE `+where+` ORDER BY run, n`, args...)
+func withBoardSteps(ctx context.Context, q querier, runs []store.TaskRun, where string, args ...any) ([]store.TaskRun, error) {
+	steps, err := queryRows(ctx, q, scanBoardStep, `SELECT `+boardStepCols+` FROM board_steps WHERE `+where+` ORDER BY run, n`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -459,7 +435,7 @@ func withBoardSteps(ctx context.Context, q boardQuerier, runs []store.TaskRun, w
 	return runs, nil
 }
 
-func getBoardRun(ctx context.Context, q boardQuerier, id string) (store.TaskRun, error) {
+func getBoardRun(ctx context.Context, q querier, id string) (store.TaskRun, error) {
 	r, err := scanBoardRun(q.QueryRowContext(ctx, `SELECT `+boardRunCols+` FROM board_runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.TaskRun{}, store.ErrNotFound
@@ -485,7 +461,7 @@ func (db *DB) GetRun(ctx context.Context, run string) (store.TaskRun, error) {
 
 // TaskRuns lists a task's runs, newest first.
 func (db *DB) TaskRuns(ctx context.Context, task string) ([]store.TaskRun, error) {
-	rs, err := boardRows(ctx, db.r, scanBoardRun, `SELECT `+boardRunCols+` FROM board_runs WHERE task = ? ORDER BY started DESC, id DESC`, task)
+	rs, err := queryRows(ctx, db.r, scanBoardRun, `SELECT `+boardRunCols+` FROM board_runs WHERE task = ? ORDER BY started DESC, id DESC`, task)
 	if err == nil {
 		rs, err = withBoardSteps(ctx, db.r, rs, `run IN (SELECT id FROM board_runs WHERE task = ?)`, task)
 	}
@@ -497,7 +473,7 @@ func (db *DB) TaskRuns(ctx context.Context, task string) ([]store.TaskRun, error
 
 // RunningRuns lists every open run, oldest first.
 func (db *DB) RunningRuns(ctx context.Context) ([]store.TaskRun, error) {
-	rs, err := boardRows(ctx, db.r, scanBoardRun, `SELECT `+boardRunCols+` FROM board_runs WHERE status = 'running' ORDER BY started, id`)
+	rs, err := queryRows(ctx, db.r, scanBoardRun, `SELECT `+boardRunCols+` FROM board_runs WHERE status = 'running' ORDER BY started, id`)
 	if err == nil {
 		rs, err = withBoardSteps(ctx, db.r, rs, `run IN (SELECT id FROM board_runs WHERE status = 'running')`)
 	}
