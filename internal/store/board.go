@@ -192,25 +192,10 @@ const (
 	TaskRunBlocked   TaskRunStatus = "blocked"
 )
 
-// TaskStep is one shell step of a task run as it ended. Its JSON is a
-// cron run step's (CronStep), so `warden kanban show` and `warden cron
-// history` print steps alike.
-type TaskStep struct {
-	// N is the step's index in the run, from 0; the store assigns it.
-	N       int    `json:"n"`
-	Command string `json:"command"`
-	// Verdict and Rule are the gate's decision.
-	Verdict string `json:"verdict"`
-	Rule    string `json:"rule"`
-	// ExitCode is the command's exit status, -1 when it did not run or
-	// did not exit.
-	ExitCode int `json:"exit_code"`
-	// Output is stdout and stderr interleaved, capped by CapOutput; for
-	// a denied step it is the gate's reason.
-	Output   string    `json:"output"`
-	Started  time.Time `json:"started_at"`
-	Finished time.Time `json:"finished_at"`
-}
+// TaskStep is one shell step of a task run as it ended: the same type as
+// a cron run's step, so `warden kanban show` and `warden cron history`
+// print steps alike.
+type TaskStep = CronStep
 
 // TaskRun is one attempt at a task by one worker.
 type TaskRun struct {
