@@ -127,16 +127,9 @@ func cronAddRequest(opts cronOptions, args []string, dash int) (localapi.CronAdd
 	if err := cron.ValidName(name); err != nil {
 		return localapi.CronAddRequest{}, usageError{err}
 	}
-	steps := append([]string(nil), opts.steps...)
-	if len(command) > 0 {
-		line, err := joinCommand(command)
-		if err != nil {
-			return localapi.CronAddRequest{}, usageError{err}
-		}
-		steps = append(steps, line)
-	}
-	if len(steps) == 0 {
-		return localapi.CronAddRequest{}, usageError{errors.New("no steps: give COMMAND after -- or --step CMD")}
+	steps, err := scriptSteps(opts.steps, command)
+	if err != nil {
+		return localapi.CronAddRequest{}, err
 	}
 	req := localapi.CronAddRequest{
 		Name: name, Schedule: opts.schedule, Every: opts.every, TZ: opts.tz,
@@ -413,17 +406,7 @@ func printCronRun(w io.Writer, r store.CronRun) error {
 		head += " for " + r.Parent
 	}
 	fmt.Fprintln(w, sanitize(head))
-	for i, st := range r.Steps {
-		fmt.Fprintf(w, "  step %d: %s\n", i+1, sanitize(st.Command))
-		fmt.Fprintf(w, "    %s (%s), exit %d\n", st.Verdict, st.Rule, st.ExitCode)
-		out := strings.TrimRight(st.Output, "\n")
-		if out == "" {
-			continue
-		}
-		for line := range strings.SplitSeq(out, "\n") {
-			fmt.Fprintf(w, "    | %s\n", sanitize(line))
-		}
-	}
+	printSteps(w, r.Steps)
 	end := string(r.Status)
 	if !r.Finished.IsZero() {
 		end += " at " + r.Finished.Local().Format(time.DateTime)
@@ -433,4 +416,37 @@ func printCronRun(w io.Writer, r store.CronRun) error {
 	}
 	_, err := fmt.Fprintf(w, "  %s\n", sanitize(end))
 	return err
+}
+
+// printSteps prints run steps (cron runs and kanban task runs alike):
+// command, verdict, rule, exit code and output.
+func printSteps(w io.Writer, steps []store.CronStep) {
+	for _, st := range steps {
+		fmt.Fprintf(w, "  step %d: %s\n", st.N+1, sanitize(st.Command))
+		fmt.Fprintf(w, "    %s (%s), exit %d\n", st.Verdict, st.Rule, st.ExitCode)
+		out := strings.TrimRight(st.Output, "\n")
+		if out == "" {
+			continue
+		}
+		for line := range strings.SplitSeq(out, "\n") {
+			fmt.Fprintf(w, "    | %s\n", sanitize(line))
+		}
+	}
+}
+
+// scriptSteps is a script's steps: the --step flags, then the command
+// after -- (several words joined with shell quoting).
+func scriptSteps(flags, command []string) ([]string, error) {
+	steps := append([]string(nil), flags...)
+	if len(command) > 0 {
+		line, err := joinCommand(command)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		steps = append(steps, line)
+	}
+	if len(steps) == 0 {
+		return nil, usageError{errors.New("no steps: give COMMAND after -- or --step CMD")}
+	}
+	return steps, nil
 }

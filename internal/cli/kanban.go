@@ -103,16 +103,9 @@ func kanbanAddRequest(opts kanbanOptions, args []string, dash int) (localapi.Kan
 	default:
 		title, command = args[0], args[1:]
 	}
-	steps := append([]string(nil), opts.steps...)
-	if len(command) > 0 {
-		line, err := joinCommand(command)
-		if err != nil {
-			return localapi.KanbanAddRequest{}, usageError{err}
-		}
-		steps = append(steps, line)
-	}
-	if len(steps) == 0 {
-		return localapi.KanbanAddRequest{}, usageError{errors.New("no steps: give COMMAND after -- or --step CMD")}
+	steps, err := scriptSteps(opts.steps, command)
+	if err != nil {
+		return localapi.KanbanAddRequest{}, err
 	}
 	req := localapi.KanbanAddRequest{Title: title, Body: opts.body, After: opts.after, Workspace: opts.workspace, Steps: steps}
 	if _, err := localapi.KanbanTaskOf(req); err != nil {
@@ -255,17 +248,7 @@ func printCard(w io.Writer, c board.Card) error {
 	}
 	for _, r := range c.Runs {
 		fmt.Fprintf(w, "run %s started %s\n", r.ID, r.Started.Local().Format(time.DateTime))
-		for _, st := range r.Steps {
-			fmt.Fprintf(w, "  step %d: %s\n", st.N+1, sanitize(st.Command))
-			fmt.Fprintf(w, "    %s (%s), exit %d\n", st.Verdict, st.Rule, st.ExitCode)
-			out := strings.TrimRight(st.Output, "\n")
-			if out == "" {
-				continue
-			}
-			for line := range strings.SplitSeq(out, "\n") {
-				fmt.Fprintf(w, "    | %s\n", sanitize(line))
-			}
-		}
+		printSteps(w, r.Steps)
 		end := string(r.Status)
 		if r.Error != "" {
 			end += ": " + r.Error
