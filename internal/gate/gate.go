@@ -111,7 +111,6 @@ func (g *Gate) Decide(ctx context.Context, act action.Action) (d Decision, err e
 	if err != nil {
 		return failed(t.decision(), err), err
 	}
-	as.exact = grant.ExactKey(act)
 	d = t.decision()
 	d.Classes, d.Analysis = as.classes, as.analysis
 	if as.floor != "" {
@@ -163,7 +162,8 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 		}
 		t.add(5, "bypasses", Pass, "")
 	}
-	// Row 6: grants.
+	// Row 6: grants. The exact key is only needed here, off the safe path.
+	as.exact = grant.ExactKey(act)
 	grants, err := g.grantsFor(ctx, p, o.SessionKey())
 	if err != nil {
 		return failed(t.decision(), err), err
