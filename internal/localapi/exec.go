@@ -20,7 +20,7 @@ import (
 // WebPlatform is the gateway platform of web sessions: exec runs as
 // gateway:web/SESSION, the owner the console's own composer uses, so
 // both are one session with one queue and one set of grants.
-const WebPlatform = "web"
+const WebPlatform = owner.WebPlatform
 
 // consoleChannel is the default answer channel of a web session when the
 // host gives none: its human answers on the web console or with warden
@@ -37,19 +37,7 @@ var errClientGone = errors.New("the warden exec client disconnected")
 // WebOwner returns the attended owner of web session key: gateway
 // platform "web", chat and session key both key, with ch (the console)
 // as its answer channel.
-func WebOwner(key string, ch owner.AnswerChannel) (owner.Owner, error) {
-	o, err := owner.Gateway(WebPlatform, key, "")
-	if err == nil {
-		o, err = o.WithSession(key)
-	}
-	if err == nil {
-		o, err = o.WithChannel(ch)
-	}
-	if err != nil {
-		return owner.Owner{}, fmt.Errorf("web session %q: %w", key, err)
-	}
-	return o, nil
-}
+func WebOwner(key string, ch owner.AnswerChannel) (owner.Owner, error) { return owner.Web(key, ch) }
 
 // exec runs one shell command as a web session and streams what happens
 // as NDJSON events. The owner is bound here, at the edge, from the

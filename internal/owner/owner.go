@@ -489,3 +489,23 @@ func (o Owner) Equal(p Owner) bool {
 	}
 	return a == nil && b == nil
 }
+
+// WebPlatform is the gateway platform of web console sessions.
+const WebPlatform = "web"
+
+// Web returns the attended owner of web console session key:
+// gateway:web/KEY with session key KEY, answered on ch (the console).
+// `warden exec --session` and the console's composer both act as it.
+func Web(key string, ch AnswerChannel) (Owner, error) {
+	o, err := Gateway(WebPlatform, key, "")
+	if err == nil {
+		o, err = o.WithSession(key)
+	}
+	if err == nil {
+		o, err = o.WithChannel(ch)
+	}
+	if err != nil {
+		return Owner{}, fmt.Errorf("web session %q: %w", key, err)
+	}
+	return o, nil
+}

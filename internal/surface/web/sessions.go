@@ -188,19 +188,7 @@ func isWebSession(row store.SessionRow) bool {
 
 // webOwner is the owner of a command typed in session key's composer:
 // gateway:web/KEY, session KEY, answered on this console.
-func (c *Console) webOwner(key string) (owner.Owner, error) {
-	o, err := owner.Gateway(Platform, key, "")
-	if err == nil {
-		o, err = o.WithSession(key)
-	}
-	if err == nil {
-		o, err = o.WithChannel(c)
-	}
-	if err != nil {
-		return owner.Owner{}, fmt.Errorf("web session %q: %w", key, err)
-	}
-	return o, nil
-}
+func (c *Console) webOwner(key string) (owner.Owner, error) { return owner.Web(key, c) }
 
 // createSession creates a web session with the key the human chose.
 func (c *Console) createSession(w http.ResponseWriter, r *http.Request, a *authn) {
