@@ -62,6 +62,8 @@ type Config struct {
 	Tools Tools
 	// Kanban holds the kanban: section.
 	Kanban Kanban
+	// LLM holds the llm: section (the agents' and guardian's model).
+	LLM LLM
 }
 
 // Tools is the tools: section.
@@ -100,6 +102,12 @@ type Approvals struct {
 	// DenialBreakerThreshold is how many consecutive guardian denials in
 	// a session trip the breaker; zero or less disables it.
 	DenialBreakerThreshold int
+	// SmartPolicy is operator text added to the guardian's system prompt
+	// (the trusted channel; the action under review never is).
+	SmartPolicy string
+	// SmartFailureThreshold is how many consecutive guardian failures
+	// (errors, timeouts, unusable replies) put a session in manual mode.
+	SmartFailureThreshold int
 }
 
 // MCP is the mcp: section.
@@ -107,6 +115,11 @@ type MCP struct {
 	// Rules are tried in order; the first whose Match covers
 	// "server/tool" decides.
 	Rules []MCPRule
+	// Servers are the MCP servers whose tools the agents may call.
+	Servers []MCPServer
+	// AskClient makes warden mcp ask its client (MCP elicitation) when
+	// the client supports it, instead of the console.
+	AskClient bool
 }
 
 // MCPRule is one mcp.rules entry.
@@ -142,7 +155,9 @@ func Default() *Config {
 			SingleQueryMode:        policy.UnattendedDeny,
 			UnattendedMode:         policy.UnattendedDeny,
 			DenialBreakerThreshold: DefaultDenialBreakerThreshold,
+			SmartFailureThreshold:  DefaultSmartFailureThreshold,
 		},
+		LLM:    defaultLLM(),
 		Kanban: Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
 	}
 }

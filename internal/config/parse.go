@@ -135,6 +135,7 @@ type rawConfig struct {
 	Write            *rawWrite     `yaml:"write"`
 	Tools            *rawTools     `yaml:"tools"`
 	Kanban           *rawKanban    `yaml:"kanban"`
+	LLM              *rawLLM       `yaml:"llm"`
 }
 
 type rawApprovals struct {
@@ -158,7 +159,9 @@ type rawApprovals struct {
 }
 
 type rawMCP struct {
-	Rules rawRules `yaml:"rules"`
+	Rules     rawRules `yaml:"rules"`
+	Servers   node     `yaml:"servers"`
+	AskClient node     `yaml:"ask_client"`
 }
 
 // rawRules decodes mcp.rules itself rather than as a Go slice: the YAML
@@ -261,6 +264,10 @@ func (v *validator) config(raw *rawConfig) *Config {
 		ap.UnattendedMode = v.unattended(a.UnattendedMode.n, "approvals.unattended_mode")
 		ap.Deny = v.globs(a.Deny.n, "approvals.deny")
 		ap.DenialBreakerThreshold = v.threshold(a.DenialBreakerThreshold.n)
+		if a.SmartPolicy.n != nil {
+			ap.SmartPolicy, _ = v.str(a.SmartPolicy.n, "approvals.smart_policy")
+		}
+		ap.SmartFailureThreshold = v.smartThreshold(a.SmartFailureThreshold.n)
 		v.ignored(a)
 	}
 	cfg.CommandAllowlist = v.allowlist(raw.CommandAllowlist.n)
@@ -271,6 +278,17 @@ func (v *validator) config(raw *rawConfig) *Config {
 			cfg.MCP.Rules = v.mcpRules(m.Rules.rules)
 		}
 	}
+	if m := raw.MCP; m != nil {
+		cfg.MCP.Servers = v.mcpServers(m.Servers.n)
+		if m.AskClient.n != nil {
+			b, ok := boolValue(m.AskClient.n)
+			if !ok {
+				v.errorf(m.AskClient.n, "mcp.ask_client: want true or false, got %s", describe(m.AskClient.n))
+			}
+			cfg.MCP.AskClient = b
+		}
+	}
+	cfg.LLM = v.llm(raw.LLM)
 	if w := raw.Write; w != nil {
 		cfg.Write.Protected = v.paths(w.Protected.n, "write.protected", false)
 		cfg.Write.SafeRoots = v.paths(w.SafeRoots.n, "write.safe_roots", true)
@@ -483,8 +501,6 @@ func (v *validator) ignored(a *rawApprovals) {
 		key string
 		why string
 	}{
-		{a.SmartPolicy.n, "smart_policy", "warden has no guardian prompt text yet"},
-		{a.SmartFailureThreshold.n, "smart_failure_threshold", "warden has no guardian failure threshold yet"},
 		{a.MCPReloadConfirm.n, "mcp_reload_confirm", "warden has no /reload-mcp command"},
 		{a.DestructiveSlashConfirm.n, "destructive_slash_confirm", "warden has no destructive slash commands"},
 		{a.AuditLog.n, "audit_log", "warden always writes its audit log"},

@@ -69,6 +69,18 @@ func render(cfg *Config, warns []Warning, err error) string {
 		}
 		fmt.Fprintf(&b, "write.protected: %q\n", cfg.Write.Protected)
 		fmt.Fprintf(&b, "write.safe_roots: %q\n", cfg.Write.SafeRoots)
+		if a.SmartPolicy != "" || a.SmartFailureThreshold != DefaultSmartFailureThreshold {
+			fmt.Fprintf(&b, "approvals.smart_policy: %q\napprovals.smart_failure_threshold: %d\n", a.SmartPolicy, a.SmartFailureThreshold)
+		}
+		for _, s := range cfg.MCP.Servers {
+			fmt.Fprintf(&b, "mcp.server: %s command=%q url=%q env=%q\n", s.Name, s.Command, s.URL, s.Env)
+		}
+		if cfg.MCP.AskClient {
+			fmt.Fprintf(&b, "mcp.ask_client: true\n")
+		}
+		if l := cfg.LLM; l != defaultLLM() {
+			fmt.Fprintf(&b, "llm: %+v\n", l)
+		}
 	}
 	for _, w := range warns {
 		fmt.Fprintf(&b, "warning: %s\n", w)
