@@ -34,6 +34,9 @@ var (
 	// ErrNoChannel: the owner has no live answer channel, so no human
 	// can be asked (invariant 9).
 	ErrNoChannel = errors.New("no answer channel for this owner")
+	// ErrContent: form content given where it does not belong (a denial,
+	// an approval request) or not a JSON object.
+	ErrContent = errors.New("bad elicitation content")
 	// ErrClosed: the broker is shutting down.
 	ErrClosed = errors.New("broker closed")
 )
@@ -112,6 +115,10 @@ type Question struct {
 	// (or with the identical one this question joined), so an asker can
 	// say where to answer.
 	Notify func(store.Request)
+	// Elicit, when set, makes the question an MCP server's elicitation
+	// (Action is then the mcp action whose call caused it): it never
+	// coalesces with another question and its answer grants nothing.
+	Elicit *store.Elicitation
 }
 
 // Approved reports whether a final request lets its action run.
@@ -131,6 +138,10 @@ func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
 		return store.Request{}, fmt.Errorf("%w: owner %s has no session key", ErrNoChannel, q.Owner)
 	}
 	key := coalesceKey{session, q.Action.Digest()}
+	if q.Elicit != nil {
+		// Each elicitation is its own question, however alike.
+		key.digest = "elicit:" + ulid.MustNew(ulid.Timestamp(b.o.Now()), rand.Reader).String()
+	}
 	for {
 		w, leader, err := b.join(ctx, key, q)
 		if err != nil {
@@ -144,7 +155,7 @@ func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
 			}
 		}
 		final := b.wait(ctx, w, q, leader)
-		if !leader && final.State == store.Answered && final.Scope == store.Once {
+		if !leader && final.State == store.Answered && final.Scope == store.Once && q.Elicit == nil {
 			continue // once is once: ask again for this action
 		}
 		return final, nil
@@ -211,7 +222,7 @@ func (b *Broker) request(id string, q Question, now, deadline time.Time) (store.
 	return store.Request{
 		ID: id, Session: q.Owner.SessionKey(), Owner: ownerJSON, OwnerText: q.Owner.String(),
 		Action: q.Action, Digest: q.Action.Digest(), Classes: q.Classes, Analysis: analysis, Rule: q.Rule,
-		Created: now, Deadline: deadline, Host: b.o.Host, State: store.Pending,
+		Created: now, Deadline: deadline, Host: b.o.Host, State: store.Pending, Elicit: q.Elicit,
 	}, nil
 }
 
@@ -279,12 +290,53 @@ type Answer struct {
 	Surface string
 	// Reason is a denial's reason, shown to the agent.
 	Reason string
+	// Content is an accepted elicitation's values (a JSON object); it is
+	// refused for any other request.
+	Content json.RawMessage
+}
+
+// Elicitation outcomes, as MCP names them.
+const (
+	ElicitAccept  = "accept"
+	ElicitDecline = "decline"
+	ElicitCancel  = "cancel"
+)
+
+// ElicitOutcome maps an ended elicitation to MCP's action: a human's
+// approval accepts (with its content), a denial declines, and an expiry
+// or withdrawal cancels.
+func ElicitOutcome(r store.Request) (string, json.RawMessage) {
+	switch r.State {
+	case store.Answered:
+		return ElicitAccept, r.Content
+	case store.Denied:
+		return ElicitDecline, nil
+	}
+	return ElicitCancel, nil
 }
 
 // Resolve answers one request. An answer to a request that already ended
 // returns ErrNotPending with the request as it ended.
 func (b *Broker) Resolve(ctx context.Context, id string, a Answer) (store.Request, error) {
 	res := store.Resolution{State: store.Denied, By: a.By, Surface: a.Surface, Reason: a.Reason, At: b.o.Now()}
+	if len(a.Content) > 0 {
+		if !a.Approve {
+			return store.Request{}, fmt.Errorf("answer %s: content with a denial: %w", id, ErrContent)
+		}
+		r, err := b.o.Requests.GetRequest(ctx, id)
+		if err != nil {
+			return r, err
+		}
+		if r.Elicit == nil {
+			return r, fmt.Errorf("answer %s: content for an approval request: %w", id, ErrContent)
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(a.Content, &obj); err != nil || obj == nil {
+			return r, fmt.Errorf("answer %s: content is not a JSON object: %w", id, ErrContent)
+		}
+		res.State, res.Scope, res.Reason, res.Content = store.Answered, store.Once, "", a.Content
+		return b.finish(ctx, id, res, "")
+	}
 	if a.Approve {
 		res.State, res.Scope, res.Reason = store.Answered, a.Scope, ""
 		if res.Scope == "" {
@@ -306,7 +358,13 @@ func (b *Broker) Resolve(ctx context.Context, id string, a Answer) (store.Reques
 			}
 		}
 	}
-	r, err := b.resolve(ctx, id, res, a.Pattern)
+	return b.finish(ctx, id, res, a.Pattern)
+}
+
+// finish ends a human-answered request; an answer past the deadline
+// expires it instead.
+func (b *Broker) finish(ctx context.Context, id string, res store.Resolution, pattern string) (store.Request, error) {
+	r, err := b.resolve(ctx, id, res, pattern)
 	if errors.Is(err, ErrNotPending) && r.State == store.Pending {
 		// Past its deadline but not yet expired by its waiter's timer:
 		// end it now, and the late answer is told it had expired.
@@ -326,7 +384,7 @@ func (b *Broker) resolve(ctx context.Context, id string, res store.Resolution, p
 	if err != nil {
 		return r, err
 	}
-	if r.State == store.Answered && r.Scope != store.Once && b.o.Grants != nil {
+	if r.State == store.Answered && r.Scope != store.Once && r.Elicit == nil && b.o.Grants != nil {
 		gs, _ := grantFor(r, pattern)
 		for _, g := range gs {
 			if err := b.o.Grants.AddGrant(ctx, g); err != nil {

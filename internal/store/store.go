@@ -15,6 +15,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/llm"
 )
 
 // Sentinel errors callers branch on.
@@ -82,6 +83,25 @@ type Request struct {
 	Surface  string      `json:"surface,omitempty"`
 	Reason   string      `json:"reason,omitempty"`
 	Resolved time.Time   `json:"resolved_at,omitzero"`
+
+	// Elicit is set when the question is an MCP server's elicitation
+	// rather than an approval: an answer accepts (with Content, the
+	// form's values) or declines it, and never grants anything.
+	Elicit *Elicitation `json:"elicit,omitempty"`
+	// Content is the accepted elicitation's values (a JSON object).
+	Content json.RawMessage `json:"content,omitempty"`
+}
+
+// Elicitation is an MCP server's question to a human.
+type Elicitation struct {
+	// Server is the MCP server that asks.
+	Server string `json:"server"`
+	// Message is the server's question, shown as untrusted text.
+	Message string `json:"message"`
+	// Schema is the requested form: a flat JSON object schema.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// URL is set for URL-mode elicitations: the human opens it.
+	URL string `json:"url,omitempty"`
 }
 
 // Resolution is how a pending request ends.
@@ -95,6 +115,8 @@ type Resolution struct {
 	// withdrawal.
 	Reason string
 	At     time.Time
+	// Content is an accepted elicitation's values.
+	Content json.RawMessage
 }
 
 // Requests keeps questions to humans.
@@ -204,6 +226,16 @@ type Store interface {
 	Sessions
 	Audit
 	Close() error
+}
+
+// Conversations keeps the agents' conversations, one ordered list of
+// messages per conversation id.
+type Conversations interface {
+	// AppendMessages adds msgs at the end of conversation, in order.
+	AppendMessages(ctx context.Context, conversation string, msgs ...llm.Message) error
+	// Messages returns the last limit messages of conversation in order
+	// (all of them if limit <= 0).
+	Messages(ctx context.Context, conversation string, limit int) ([]llm.Message, error)
 }
 
 // ChainHash is the hash of an audit record: SHA-256 over the previous

@@ -12,25 +12,30 @@ import (
 )
 
 const requestCols = `id, session, owner, owner_text, action, digest, classes, analysis, rule,
-	created, deadline, host, state, scope, grain, resolved_by, surface, reason, resolved`
+	created, deadline, host, state, scope, grain, resolved_by, surface, reason, resolved, elicit, content`
 
 func scanRequest(sc scanner) (store.Request, error) {
 	var (
 		r                         store.Request
 		owner, analysis, resolved sql.NullString
+		elicit, content           sql.NullString
 		act, classes              string
 		created, deadline         string
 		state, scope, grain       string
 	)
 	err := sc.Scan(&r.ID, &r.Session, &owner, &r.OwnerText, &act, &r.Digest, &classes, &analysis, &r.Rule,
-		&created, &deadline, &r.Host, &state, &scope, &grain, &r.By, &r.Surface, &r.Reason, &resolved)
+		&created, &deadline, &r.Host, &state, &scope, &grain, &r.By, &r.Surface, &r.Reason, &resolved, &elicit, &content)
 	if err != nil {
 		return store.Request{}, err
 	}
-	r.Owner, r.Analysis = decRaw(owner), decRaw(analysis)
+	r.Owner, r.Analysis, r.Content = decRaw(owner), decRaw(analysis), decRaw(content)
 	r.State, r.Scope, r.Grain = store.State(state), store.Scope(scope), grant.Grain(grain)
 	var errs []error
 	errs = append(errs, decJSON("action", act, &r.Action), decJSON("classes", classes, &r.Classes))
+	if elicit.Valid {
+		r.Elicit = &store.Elicitation{}
+		errs = append(errs, decJSON("elicit", elicit.String, r.Elicit))
+	}
 	r.Created, err = decTime(created)
 	errs = append(errs, err)
 	r.Deadline, err = decTime(deadline)
@@ -79,14 +84,21 @@ func (db *DB) createRequest(ctx context.Context, r store.Request) error {
 	if err != nil {
 		return err
 	}
+	var elicit sql.NullString
+	if r.Elicit != nil {
+		if elicit.String, err = encJSON("elicit", r.Elicit); err != nil {
+			return err
+		}
+		elicit.Valid = true
+	}
 	deadline, err := encTime(r.Deadline)
 	if err != nil {
 		return err
 	}
 	_, err = db.q.ExecContext(ctx, `INSERT INTO requests
-		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
-		r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host)
+		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state, elicit)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+		r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host, elicit)
 	return err
 }
 
@@ -131,6 +143,13 @@ func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolutio
 	if err != nil {
 		return store.Request{}, err
 	}
+	content, err := encRaw("content", res.Content)
+	if err != nil {
+		return store.Request{}, err
+	}
+	if content != nil && res.State != store.Answered {
+		return store.Request{}, fmt.Errorf("content with state %q: only an accepted elicitation has content", res.State)
+	}
 	// The read after a failed swap shares the swap's transaction, so a
 	// request created in between cannot be reported as "not pending".
 	tx, err := db.q.BeginTx(ctx, nil)
@@ -139,11 +158,11 @@ func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolutio
 	}
 	defer tx.Rollback()
 	r, err := scanRequest(tx.QueryRowContext(ctx, `UPDATE requests
-		SET state = ?, scope = ?, grain = ?, resolved_by = ?, surface = ?, reason = ?, resolved = ?
+		SET state = ?, scope = ?, grain = ?, resolved_by = ?, surface = ?, reason = ?, resolved = ?, content = ?
 		WHERE id = ? AND state = 'pending'
 		  AND (? NOT IN ('answered', 'denied') OR deadline > ?)
 		RETURNING `+requestCols,
-		string(res.State), string(res.Scope), string(res.Grain), res.By, res.Surface, res.Reason, at, id, string(res.State), at))
+		string(res.State), string(res.Scope), string(res.Grain), res.By, res.Surface, res.Reason, at, content, id, string(res.State), at))
 	switch {
 	case err == nil:
 		return r, tx.Commit()

@@ -411,3 +411,7 @@ func TestAppendIsVisibleToAnotherHandle(t *testing.T) {
 		t.Errorf("VerifyChain = %d, %v; want 4, nil", n, err)
 	}
 }
+
+func TestConversationsConformance(t *testing.T) {
+	storetest.RunConversations(t, func(t *testing.T) store.Conversations { return openClosed(t) })
+}

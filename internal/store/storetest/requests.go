@@ -54,10 +54,41 @@ func ids(rs []store.Request) []string {
 func ended(r store.Request, res store.Resolution) store.Request {
 	r.State, r.Scope, r.Grain = res.State, res.Scope, res.Grain
 	r.By, r.Surface, r.Reason, r.Resolved = res.By, res.Surface, res.Reason, res.At
+	r.Content = res.Content
 	return r
 }
 
 var requestTests = []test{
+	{"elicitation round trip", func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		r := request("e1", "s1", "h1", base)
+		r.Action = action.NewMCP("files", "confirm_delete", nil, false)
+		r.Elicit = &store.Elicitation{Server: "files", Message: "Delete 3 files?", Schema: json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}}}`)}
+		must(t, "create", s.CreateRequest(ctx, r))
+		got, err := s.GetRequest(ctx, "e1")
+		must(t, "get", err)
+		sameRequest(t, "pending elicitation", got, r)
+		res := store.Resolution{State: store.Answered, Scope: store.Once, By: "ana", Surface: "web", At: base.Add(time.Second), Content: json.RawMessage(`{"confirm":true}`)}
+		end, err := s.ResolveRequest(ctx, "e1", res)
+		must(t, "resolve", err)
+		sameRequest(t, "accepted elicitation", end, ended(r, res))
+		got, err = s.GetRequest(ctx, "e1")
+		must(t, "get", err)
+		sameRequest(t, "accepted elicitation read back", got, ended(r, res))
+	}},
+	{"content only with answered", func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		must(t, "create", s.CreateRequest(ctx, request("e2", "s1", "h1", base)))
+		_, err := s.ResolveRequest(ctx, "e2", store.Resolution{State: store.Denied, At: base.Add(time.Second), Content: json.RawMessage(`{"x":1}`)})
+		if err == nil {
+			t.Fatal("a denial with content was accepted")
+		}
+		got, err := s.GetRequest(ctx, "e2")
+		must(t, "get", err)
+		if got.State != store.Pending {
+			t.Fatalf("state %s after a refused resolution, want pending", got.State)
+		}
+	}},
 	{"a human answer at or after the deadline is refused", func(t *testing.T, s store.Store) {
 		ctx := t.Context()
 		r := request("late", "a", "h1", base)

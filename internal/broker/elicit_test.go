@@ -1,0 +1,132 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+var confirm = action.NewMCP("files", "confirm_delete", json.RawMessage(`{"path":"/srv/x"}`), false)
+
+func elicitQuestion(o owner.Owner) Question {
+	return Question{Owner: o, Action: confirm, Rule: "mcp.elicitation", Elicit: &store.Elicitation{
+		Server: "files", Message: "Delete /srv/x?",
+		Schema: json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}}}`),
+	}}
+}
+
+func TestElicitOutcomes(t *testing.T) {
+	tests := []struct {
+		name        string
+		answer      func(b *Broker, id string) error
+		wantAction  string
+		wantContent string
+	}{
+		{"accept with content", func(b *Broker, id string) error {
+			_, err := b.Resolve(t.Context(), id, Answer{Approve: true, Scope: store.Always, Grain: "exact", By: "ana", Surface: "web", Content: json.RawMessage(`{"confirm":true}`)})
+			return err
+		}, ElicitAccept, `{"confirm":true}`},
+		{"decline", func(b *Broker, id string) error {
+			_, err := b.Resolve(t.Context(), id, Answer{By: "ana", Surface: "web", Reason: "no"})
+			return err
+		}, ElicitDecline, ""},
+		{"withdrawn cancels", func(b *Broker, id string) error {
+			return b.EndSession(t.Context(), "s1", "session closed")
+		}, ElicitCancel, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openDB(t)
+			b := newBroker(t, db, time.Minute)
+			ch := askAsync(t.Context(), b, elicitQuestion(web("s1")))
+			p := waitPending(t, b, "s1", 1)
+			if p[0].Elicit == nil || p[0].Elicit.Message != "Delete /srv/x?" {
+				t.Fatalf("pending request lost its elicitation: %+v", p[0].Elicit)
+			}
+			if err := tc.answer(b, p[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			r := <-ch
+			act, content := ElicitOutcome(r)
+			if act != tc.wantAction || string(content) != tc.wantContent {
+				t.Fatalf("outcome %s %s, want %s %s", act, content, tc.wantAction, tc.wantContent)
+			}
+			gs, err := db.ListGrants(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gs) != 0 {
+				t.Fatalf("an elicitation answer made grants: %+v", gs)
+			}
+		})
+	}
+}
+
+func TestElicitExpiresToCancel(t *testing.T) {
+	b := newBroker(t, openDB(t), 50*time.Millisecond)
+	r, err := b.Ask(t.Context(), elicitQuestion(web("s1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if act, _ := ElicitOutcome(r); act != ElicitCancel || r.State != store.Expired {
+		t.Fatalf("got %s (%s), want cancel (expired)", act, r.State)
+	}
+}
+
+func TestElicitationsNeverCoalesce(t *testing.T) {
+	b := newBroker(t, openDB(t), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	a := askAsync(ctx, b, elicitQuestion(web("s1")))
+	c := askAsync(ctx, b, elicitQuestion(web("s1")))
+	p := waitPending(t, b, "s1", 2)
+	if _, err := b.Resolve(t.Context(), p[0].ID, Answer{Approve: true, Content: json.RawMessage(`{"confirm":false}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Resolve(t.Context(), p[1].ID, Answer{}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, ch := range []<-chan store.Request{a, c} {
+		act, _ := ElicitOutcome(<-ch)
+		got[act] = true
+	}
+	if !got[ElicitAccept] || !got[ElicitDecline] {
+		t.Fatalf("outcomes %v, want one accept and one decline", got)
+	}
+}
+
+func TestContentOnlyForElicitations(t *testing.T) {
+	b := newBroker(t, openDB(t), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ch := askAsync(ctx, b, Question{Owner: web("s1"), Action: rm, Rule: "ask", Analysis: rmAnalysis})
+	el := askAsync(ctx, b, elicitQuestion(web("s1")))
+	p := waitPending(t, b, "s1", 2)
+	var approval, elicitation string
+	for _, r := range p {
+		if r.Elicit == nil {
+			approval = r.ID
+		} else {
+			elicitation = r.ID
+		}
+	}
+	if _, err := b.Resolve(t.Context(), approval, Answer{Approve: true, Content: json.RawMessage(`{}`)}); !errors.Is(err, ErrContent) {
+		t.Fatalf("content on an approval: err %v, want ErrContent", err)
+	}
+	if _, err := b.Resolve(t.Context(), elicitation, Answer{Content: json.RawMessage(`{}`)}); !errors.Is(err, ErrContent) {
+		t.Fatalf("content with a denial: err %v, want ErrContent", err)
+	}
+	if _, err := b.Resolve(t.Context(), elicitation, Answer{Approve: true, Content: json.RawMessage(`[1]`)}); !errors.Is(err, ErrContent) {
+		t.Fatalf("non-object content: err %v, want ErrContent", err)
+	}
+	cancel()
+	<-ch
+	<-el
+}

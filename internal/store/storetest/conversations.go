@@ -1,0 +1,60 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/wardenhq/warden/internal/llm"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// RunConversations runs the conversation suite; open returns a new,
+// empty store for each subtest and Run closes it.
+func RunConversations(t *testing.T, open func(t *testing.T) store.Conversations) {
+	t.Helper()
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s store.Conversations)
+	}{
+		{"append and read in order", func(t *testing.T, s store.Conversations) {
+			ctx := t.Context()
+			a := []llm.Message{
+				{Role: llm.User, Content: "hi"},
+				{Role: llm.Assistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "terminal", Arguments: `{"command":"ls"}`}}},
+			}
+			must(t, "append", s.AppendMessages(ctx, "conv", a...))
+			b := llm.Message{Role: llm.Tool, ToolCallID: "c1", Content: "a\\nb"}
+			must(t, "append", s.AppendMessages(ctx, "conv", b))
+			must(t, "append other", s.AppendMessages(ctx, "other", llm.Message{Role: llm.User, Content: "elsewhere"}))
+			got, err := s.Messages(ctx, "conv", 0)
+			must(t, "read", err)
+			same(t, "all", got, append(a, b))
+			got, err = s.Messages(ctx, "conv", 2)
+			must(t, "read last 2", err)
+			same(t, "last 2", got, []llm.Message{a[1], b})
+			got, err = s.Messages(ctx, "none", 0)
+			must(t, "read empty", err)
+			same(t, "empty", got, []llm.Message{})
+		}},
+		{"many appends keep order", func(t *testing.T, s store.Conversations) {
+			ctx := t.Context()
+			var want []llm.Message
+			for i := range 50 {
+				m := llm.Message{Role: llm.User, Content: fmt.Sprint(i)}
+				want = append(want, m)
+				must(t, "append", s.AppendMessages(ctx, "c", m))
+			}
+			got, err := s.Messages(ctx, "c", 0)
+			must(t, "read", err)
+			same(t, "order", got, want)
+		}},
+		{"empty id refused", func(t *testing.T, s store.Conversations) {
+			if err := s.AppendMessages(t.Context(), "", llm.Message{Role: llm.User}); err == nil {
+				t.Fatal("empty conversation id accepted")
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t)) })
+	}
+}
