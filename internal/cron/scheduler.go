@@ -60,6 +60,23 @@ type Options struct {
 	// Ended, if set, hears the session key of every run that ended
 	// (the host drops the run's shell state).
 	Ended func(ctx context.Context, session string)
+	// Agent runs prompt jobs; nil fails them with "no model configured".
+	Agent Agent
+}
+
+// Agent runs a prompt job's agent as the owner in ctx, in dir, as
+// conversation, and returns what happened as text for the run's record.
+type Agent interface {
+	Prompt(ctx context.Context, conversation, dir, prompt string) (AgentResult, error)
+}
+
+// AgentResult is how a prompt run went.
+type AgentResult struct {
+	// Transcript is the run's tool calls, results and reply as text.
+	Transcript string
+	// Calls is how many tool calls the agent made; Blocked how many of
+	// them the gate or a human refused.
+	Calls, Blocked int
 }
 
 // Scheduler fires due cron jobs and runs them, each run in its own
@@ -457,6 +474,9 @@ func (s *Scheduler) finish(ctx context.Context, r store.CronRun, status store.Ru
 
 // steps runs the job's steps in order and says how the run ends.
 func (s *Scheduler) steps(ctx context.Context, r store.CronRun, job store.CronJob) (store.RunStatus, string) {
+	if job.Kind == store.CronPrompt {
+		return s.prompt(ctx, r, job)
+	}
 	for i, cmd := range job.Steps {
 		if ctx.Err() != nil {
 			return store.RunFailed, fmt.Sprintf("stopped before step %d: %v", i+1, context.Cause(ctx))
@@ -468,6 +488,38 @@ func (s *Scheduler) steps(ctx context.Context, r store.CronRun, job store.CronJo
 		if why != "" {
 			return store.RunFailed, why
 		}
+	}
+	return store.RunSucceeded, ""
+}
+
+// prompt runs a prompt job's agent; its record is one step whose
+// command is the prompt and whose output is the transcript. The run
+// fails if the agent cannot run; refused tool calls are the agent's to
+// handle (it was told not to retry them) and show in the transcript.
+func (s *Scheduler) prompt(ctx context.Context, r store.CronRun, job store.CronJob) (store.RunStatus, string) {
+	st := store.CronStep{Command: job.Steps[0], Started: s.o.Now(), Verdict: "agent", Rule: "agent"}
+	var (
+		res AgentResult
+		err error
+	)
+	if s.o.Agent == nil {
+		err = errors.New("no model configured: set llm.base_url and llm.model in the config file")
+	} else {
+		res, err = s.o.Agent.Prompt(ctx, "cron:"+r.Job+":"+r.ID, s.o.Dir, job.Steps[0])
+	}
+	st.Finished, st.Output = s.o.Now(), res.Transcript
+	if err != nil {
+		st.ExitCode = -1
+		st.Output += "\n[warden: " + err.Error() + "]\n"
+	}
+	var c capture
+	c.Write([]byte(st.Output))
+	st.Output = c.String()
+	if _, aerr := s.o.Store.AppendCronStep(context.WithoutCancel(ctx), r.ID, st); aerr != nil {
+		return store.RunFailed, fmt.Sprintf("record the agent's step: %v", aerr)
+	}
+	if err != nil {
+		return store.RunFailed, "agent: " + err.Error()
 	}
 	return store.RunSucceeded, ""
 }

@@ -26,6 +26,9 @@ type CronKind string
 const (
 	// CronScript runs its steps, shell command lines, in order.
 	CronScript CronKind = "script"
+	// CronPrompt runs an agent with its one step as the prompt, as the
+	// run's cron owner.
+	CronPrompt CronKind = "prompt"
 )
 
 // Overlap says what happens when a job is due while a run of it is
@@ -91,7 +94,8 @@ type CronJob struct {
 	Schedule string   `json:"schedule"`
 	TZ       string   `json:"tz,omitempty"`
 	Kind     CronKind `json:"kind"`
-	// Steps are the shell command lines a script job runs, in order.
+	// Steps are the shell command lines a script job runs, in order; a
+	// prompt job's one step is its prompt.
 	Steps   []string `json:"steps"`
 	Overlap Overlap  `json:"overlap"`
 	CatchUp CatchUp  `json:"catch_up"`
@@ -237,10 +241,12 @@ func (j CronJob) Validate() error {
 		return errors.New("empty name")
 	case j.Schedule == "":
 		return errors.New("empty schedule")
-	case j.Kind != CronScript:
-		return fmt.Errorf("kind %q: want %q", j.Kind, CronScript)
-	case len(j.Steps) == 0:
+	case j.Kind != CronScript && j.Kind != CronPrompt:
+		return fmt.Errorf("kind %q: want %q or %q", j.Kind, CronScript, CronPrompt)
+	case j.Kind == CronScript && len(j.Steps) == 0:
 		return errors.New("a script job needs at least one step")
+	case j.Kind == CronPrompt && len(j.Steps) != 1:
+		return errors.New("a prompt job has exactly one step, its prompt")
 	case j.Overlap != OverlapSkip && j.Overlap != OverlapAllow:
 		return fmt.Errorf("overlap %q: want %q or %q", j.Overlap, OverlapSkip, OverlapAllow)
 	case j.CatchUp != CatchUpOnce && j.CatchUp != CatchUpSkip:

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -101,8 +102,26 @@ func migrate(ctx context.Context, db *sql.DB, ms []migration) error {
 	return nil
 }
 
+// rebuildMarker in a migration's text asks for SQLite's table rebuild
+// procedure: foreign keys off around the transaction (a DROP TABLE would
+// otherwise cascade into the rows that reference the table), and a
+// foreign_key_check before commit. It is how a CHECK constraint changes.
+const rebuildMarker = "-- warden:rebuild"
+
 func apply(ctx context.Context, db *sql.DB, m migration) error {
-	tx, err := db.BeginTx(ctx, nil)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rebuild := strings.Contains(m.sql, rebuildMarker)
+	if rebuild {
+		if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+			return err
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -116,6 +135,17 @@ func apply(ctx context.Context, db *sql.DB, m migration) error {
 	}
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return err
+	}
+	if rebuild {
+		rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+		if err != nil {
+			return err
+		}
+		bad := rows.Next()
+		rows.Close()
+		if bad {
+			return errors.New("the rebuilt tables break a foreign key")
+		}
 	}
 	at, err := encTime(time.Now())
 	if err != nil {

@@ -415,3 +415,46 @@ func TestAppendIsVisibleToAnotherHandle(t *testing.T) {
 func TestConversationsConformance(t *testing.T) {
 	storetest.RunConversations(t, func(t *testing.T) store.Conversations { return openClosed(t) })
 }
+
+// TestRebuildKeepsReferencingRows: 0005 rebuilds cron_jobs to widen its
+// kind constraint; the runs that reference the jobs must survive (with
+// foreign keys on, a plain DROP TABLE would cascade into them).
+func TestRebuildKeepsReferencingRows(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	w, err := sql.Open("sqlite", dsn(path, map[string][]string{"_txlock": {"immediate"}, "_pragma": {"foreign_keys(1)"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetMaxOpenConns(1)
+	ms, err := loadMigrations(migrationFiles, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, w, ms[:4]); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO cron_jobs (name, schedule, kind, steps, created) VALUES ('j', '@daily', 'script', '["true"]', '2026-01-01T00:00:00.000000000Z')`,
+		`INSERT INTO cron_runs (id, job, started_by, started, status) VALUES ('r1', 'j', 'manual', '2026-01-01T00:00:00.000000000Z', 'running')`,
+	} {
+		if _, err := w.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := migrate(ctx, w, ms); err != nil {
+		t.Fatal(err)
+	}
+	var runs int
+	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM cron_runs`).Scan(&runs); err != nil || runs != 1 {
+		t.Fatalf("cron runs after the rebuild: %d (%v), want 1", runs, err)
+	}
+	if _, err := w.ExecContext(ctx, `INSERT INTO cron_jobs (name, schedule, kind, steps, created) VALUES ('p', '@daily', 'prompt', '["hi"]', '2026-01-01T00:00:00.000000000Z')`); err != nil {
+		t.Fatalf("a prompt job after 0005: %v", err)
+	}
+	var fk int
+	if err := w.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 1 {
+		t.Fatalf("foreign_keys = %d (%v) after the rebuild, want 1", fk, err)
+	}
+	w.Close()
+}
