@@ -24,6 +24,7 @@ type cronOptions struct {
 	every    string
 	tz       string
 	steps    []string
+	prompt   string
 	overlap  string
 	catchUp  string
 	wait     bool
@@ -47,12 +48,18 @@ func newCronCmd() *cobra.Command {
 	return cmd
 }
 
-const cronAddLong = `Add a script job to the running host: its steps, shell command lines, run in
+const cronAddLong = `Add a job to the running host. A script job's steps, shell command lines, run in
 order in the scratch directory's cron/ workspace whenever the schedule fires,
 each one decided by the gate as the run's own owner (cron:NAME,run=RUN). A
 cron run has no human to ask: a dangerous step is decided by
 approvals.cron_mode (deny by default), and a denied or failing step ends
 the run as failed, with the reason in warden cron history.
+
+A prompt job (--prompt TEXT instead of steps) runs the agent (llm: in the
+config file) with TEXT as its message, as the run's cron owner: every tool
+call it makes is decided like a step (approvals.cron_mode), a refused call
+goes back to the agent as the tool's result, and the run's record holds
+the transcript. Without a model configured the run fails and says so.
 
 NAME is 1 to 64 letters, digits, '-', '_' or '.', starting with a letter
 or digit.
@@ -90,6 +97,8 @@ func newCronAddCmd() *cobra.Command {
 		Long:  cronAddLong,
 		Example: `  warden cron add backup --schedule '0 3 * * *' --tz Europe/Berlin -- 'tar czf /srv/backup.tgz /srv/data'
   warden cron add poll --every 5m -- curl -fsS https://example.com/health
+  warden cron add triage --schedule '0 8 * * MON-FRI' --prompt 'Summarise new errors in ./logs'
+
   warden cron add tidy --schedule @daily --step 'go clean -cache' --step 'df -h'`,
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +111,7 @@ func newCronAddCmd() *cobra.Command {
 	f.StringVar(&opts.every, "every", "", "run every DURATION, e.g. 5m or 1h30m (same as --schedule '@every DUR')")
 	f.StringVar(&opts.tz, "tz", "", "IANA time zone the schedule is read in (default UTC)")
 	f.StringArrayVar(&opts.steps, "step", nil, "a step's shell command line; repeatable, run in order before COMMAND")
+	f.StringVar(&opts.prompt, "prompt", "", "make a prompt job: the agent runs with this message (no steps)")
 	f.StringVar(&opts.overlap, "overlap", "", "skip (default) or allow a run while another run of the job is running")
 	f.StringVar(&opts.catchUp, "catch-up", "", "once (default) or skip: slots missed while the host was down")
 	f.BoolVar(&opts.json, "json", false, "print the job as JSON")
@@ -127,13 +137,16 @@ func cronAddRequest(opts cronOptions, args []string, dash int) (localapi.CronAdd
 	if err := cron.ValidName(name); err != nil {
 		return localapi.CronAddRequest{}, usageError{err}
 	}
-	steps, err := scriptSteps(opts.steps, command)
-	if err != nil {
-		return localapi.CronAddRequest{}, err
+	var steps []string
+	if opts.prompt == "" || len(opts.steps) > 0 || len(command) > 0 {
+		var err error
+		if steps, err = scriptSteps(opts.steps, command); err != nil {
+			return localapi.CronAddRequest{}, err
+		}
 	}
 	req := localapi.CronAddRequest{
 		Name: name, Schedule: opts.schedule, Every: opts.every, TZ: opts.tz,
-		Steps: steps, Overlap: opts.overlap, CatchUp: opts.catchUp,
+		Steps: steps, Prompt: opts.prompt, Overlap: opts.overlap, CatchUp: opts.catchUp,
 	}
 	// The host checks all of this too; checking here gives the same
 	// message without a host, and a usage error either way.

@@ -112,8 +112,14 @@ func CronJobOf(req CronAddRequest) (store.CronJob, error) {
 	case every != "":
 		spec = "@every " + every
 	}
-	if len(req.Steps) == 0 {
-		return store.CronJob{}, errors.New("a job needs at least one step")
+	kind := store.CronScript
+	switch prompt := strings.TrimSpace(req.Prompt); {
+	case prompt != "" && len(req.Steps) > 0:
+		return store.CronJob{}, errors.New("give steps (a script job) or a prompt (an agent job), not both")
+	case prompt != "":
+		kind, req.Steps = store.CronPrompt, []string{prompt}
+	case len(req.Steps) == 0:
+		return store.CronJob{}, errors.New("a job needs at least one step, or a prompt")
 	}
 	for i, st := range req.Steps {
 		if strings.TrimSpace(st) == "" {
@@ -131,7 +137,7 @@ func CronJobOf(req CronAddRequest) (store.CronJob, error) {
 		return store.CronJob{}, fmt.Errorf("catch_up must be %s or %s, not %q", store.CatchUpOnce, store.CatchUpSkip, req.CatchUp)
 	}
 	return store.CronJob{
-		Name: req.Name, Schedule: spec, TZ: strings.TrimSpace(req.TZ), Kind: store.CronScript,
+		Name: req.Name, Schedule: spec, TZ: strings.TrimSpace(req.TZ), Kind: kind,
 		Steps: req.Steps, Overlap: store.Overlap(req.Overlap), CatchUp: store.CatchUp(req.CatchUp), Enabled: true,
 	}, nil
 }

@@ -166,6 +166,9 @@ type CronAddRequest struct {
 	// Steps are shell command lines, run in order; the run fails at
 	// the first that is denied or exits non-zero.
 	Steps []string `json:"steps"`
+	// Prompt, instead of Steps, makes a prompt job: the agent runs with
+	// this prompt as the run's cron owner.
+	Prompt string `json:"prompt,omitempty"`
 	// Overlap is skip (default) or allow; CatchUp is once (default) or
 	// skip.
 	Overlap string `json:"overlap,omitempty"`
