@@ -46,6 +46,8 @@ type NewTask struct {
 	Workspace string
 	// Script is the command lines the worker runs, in order.
 	Script []string
+	// Prompt, instead of Script, makes the worker run the agent.
+	Prompt string
 	// After are the parents: the task is ready when all are done.
 	After []string
 }
@@ -62,7 +64,7 @@ func (s *Service) Add(ctx context.Context, n NewTask) (store.Task, error) {
 	}
 	t, err := s.st.AddTask(ctx, store.Task{
 		ID: s.ids.New(), Title: n.Title, Body: n.Body, Workspace: ws,
-		Script: n.Script, Parents: n.After, Created: s.now(),
+		Script: n.Script, Prompt: n.Prompt, Parents: n.After, Created: s.now(),
 	})
 	if err != nil {
 		return store.Task{}, err

@@ -23,6 +23,7 @@ type kanbanOptions struct {
 	workspace string
 	body      string
 	steps     []string
+	prompt    string
 	reason    string
 }
 
@@ -63,6 +64,14 @@ The steps: each --step CMD (repeatable, in order), then COMMAND after --.
 COMMAND is one shell command line: several arguments are joined with
 shell quoting, a single argument is used as written.
 
+A prompt task (--prompt TEXT instead of steps) has the worker run the agent
+(llm: in the config file) with TEXT, the task's title and body as its
+message, as the run's kanban owner. Every tool call is decided like a step
+(approvals.kanban_mode); the agent also gets kanban_comment,
+kanban_complete and kanban_block for its own task. If it ends its turn
+without completing or blocking the task, the task is done and its last
+words are a comment.
+
 ` + kanbanExitHelp
 
 func newKanbanAddCmd() *cobra.Command {
@@ -72,7 +81,8 @@ func newKanbanAddCmd() *cobra.Command {
 		Short: "Add a task",
 		Long:  kanbanAddLong,
 		Example: `  warden kanban add 'run the tests' --workspace dir:/srv/app -- go test ./...
-  warden kanban add deploy --after 01J... --step 'make build' --step 'make deploy'`,
+  warden kanban add deploy --after 01J... --step 'make build' --step 'make deploy'
+  warden kanban add triage --prompt 'Read the failing test output in ./ci.log and fix the test'`,
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runKanbanAdd(cmd.Context(), opts, args, cmd.ArgsLenAtDash(), cmd.OutOrStdout())
@@ -84,6 +94,7 @@ func newKanbanAddCmd() *cobra.Command {
 	f.StringVar(&opts.workspace, "workspace", "", "scratch (default) or dir:/absolute/path")
 	f.StringVar(&opts.body, "body", "", "the task's description")
 	f.StringArrayVar(&opts.steps, "step", nil, "a step's shell command line; repeatable, run in order before COMMAND")
+	f.StringVar(&opts.prompt, "prompt", "", "make a prompt task: the worker runs the agent with this message (no steps)")
 	f.BoolVar(&opts.json, "json", false, "print the task as JSON")
 	return cmd
 }
@@ -103,11 +114,14 @@ func kanbanAddRequest(opts kanbanOptions, args []string, dash int) (localapi.Kan
 	default:
 		title, command = args[0], args[1:]
 	}
-	steps, err := scriptSteps(opts.steps, command)
-	if err != nil {
-		return localapi.KanbanAddRequest{}, err
+	var steps []string
+	if opts.prompt == "" || len(opts.steps) > 0 || len(command) > 0 {
+		var err error
+		if steps, err = scriptSteps(opts.steps, command); err != nil {
+			return localapi.KanbanAddRequest{}, err
+		}
 	}
-	req := localapi.KanbanAddRequest{Title: title, Body: opts.body, After: opts.after, Workspace: opts.workspace, Steps: steps}
+	req := localapi.KanbanAddRequest{Title: title, Body: opts.body, After: opts.after, Workspace: opts.workspace, Steps: steps, Prompt: opts.prompt}
 	if _, err := localapi.KanbanTaskOf(req); err != nil {
 		return localapi.KanbanAddRequest{}, usageError{err}
 	}

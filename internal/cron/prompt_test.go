@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
 )
@@ -20,12 +21,12 @@ type promptRecorder struct {
 	text  string
 }
 
-func (p *promptRecorder) Prompt(ctx context.Context, conversation, dir, prompt string) (AgentResult, error) {
+func (p *promptRecorder) Prompt(ctx context.Context, conversation, dir, prompt string, _ agent.Board) (agent.Transcript, error) {
 	o, _ := owner.From(ctx)
 	p.mu.Lock()
 	p.owner, p.conv, p.dir, p.text = o, conversation, dir, prompt
 	p.mu.Unlock()
-	return AgentResult{Transcript: "terminal: ls\nBLOCKED: no\nreply: done", Calls: 1, Blocked: 1}, nil
+	return agent.Transcript{Text: "terminal: ls\nBLOCKED: no\nreply: done", Calls: 1, Blocked: 1}, nil
 }
 
 func TestPromptJobRunsTheAgentAsTheRun(t *testing.T) {

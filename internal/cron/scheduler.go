@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
@@ -65,19 +66,13 @@ type Options struct {
 }
 
 // Agent runs a prompt job's agent as the owner in ctx, in dir, as
-// conversation, and returns what happened as text for the run's record.
+// conversation, and returns what happened for the run's record;
+// *agent.Agent is one. A cron run has no kanban task, so board is nil.
 type Agent interface {
-	Prompt(ctx context.Context, conversation, dir, prompt string) (AgentResult, error)
+	Prompt(ctx context.Context, conversation, dir, prompt string, board agent.Board) (agent.Transcript, error)
 }
 
-// AgentResult is how a prompt run went.
-type AgentResult struct {
-	// Transcript is the run's tool calls, results and reply as text.
-	Transcript string
-	// Calls is how many tool calls the agent made; Blocked how many of
-	// them the gate or a human refused.
-	Calls, Blocked int
-}
+var _ Agent = (*agent.Agent)(nil)
 
 // Scheduler fires due cron jobs and runs them, each run in its own
 // goroutine with its own owner. It is safe for concurrent use.
@@ -499,15 +494,15 @@ func (s *Scheduler) steps(ctx context.Context, r store.CronRun, job store.CronJo
 func (s *Scheduler) prompt(ctx context.Context, r store.CronRun, job store.CronJob) (store.RunStatus, string) {
 	st := store.CronStep{Command: job.Steps[0], Started: s.o.Now(), Verdict: "agent", Rule: "agent"}
 	var (
-		res AgentResult
+		res agent.Transcript
 		err error
 	)
 	if s.o.Agent == nil {
 		err = errors.New("no model configured: set llm.base_url and llm.model in the config file")
 	} else {
-		res, err = s.o.Agent.Prompt(ctx, "cron:"+r.Job+":"+r.ID, s.o.Dir, job.Steps[0])
+		res, err = s.o.Agent.Prompt(ctx, "cron:"+r.Job+":"+r.ID, s.o.Dir, job.Steps[0], nil)
 	}
-	st.Finished, st.Output = s.o.Now(), res.Transcript
+	st.Finished, st.Output = s.o.Now(), res.Text
 	if err != nil {
 		st.ExitCode = -1
 		st.Output += "\n[warden: " + err.Error() + "]\n"

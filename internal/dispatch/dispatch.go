@@ -78,6 +78,8 @@ type Options struct {
 	Runner workerapi.Runner
 	// Cron runs cron jobs for workers; nil refuses cron_run.
 	Cron workerapi.CronRunner
+	// Agent runs prompt tasks for their workers; nil means no model.
+	Agent workerapi.Agent
 	// Executable is the warden binary; a worker is
 	// `Executable worker --task ID`.
 	Executable string
@@ -180,7 +182,7 @@ func New(o Options) (*Dispatcher, error) {
 		wake:   make(chan struct{}, 1),
 	}
 	d.srv = workerapi.New(workerapi.Options{
-		Board: o.Board, Runner: o.Runner, Cron: o.Cron, BoardID: o.BoardID,
+		Board: o.Board, Runner: o.Runner, Cron: o.Cron, Agent: o.Agent, BoardID: o.BoardID,
 		ScratchDir: d.scratch(), FailureLimit: o.FailureLimit, Review: o.Review,
 		Logger: o.Logger, Now: o.Now,
 	})

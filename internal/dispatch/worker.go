@@ -78,6 +78,9 @@ func RunWorker(ctx context.Context, p WorkerParams) error {
 		return fmt.Errorf("worker: hello for task %s: %w", p.Task, err)
 	}
 	fmt.Fprintf(out, "warden worker: task %s (%s), run %s, as %s, in %s\n", h.Task.ID, h.Task.Title, h.Run, h.Owner, h.Dir)
+	if h.Task.Prompt != "" {
+		return runAgent(ctx, c, out)
+	}
 	for i, step := range h.Task.Script {
 		fmt.Fprintf(out, "$ %s\n", step)
 		res, err := c.Shell(ctx, step, out)
@@ -113,6 +116,27 @@ func RunWorker(ctx context.Context, p WorkerParams) error {
 		return fmt.Errorf("worker: complete: %w", err)
 	}
 	fmt.Fprintf(out, "warden worker: done; task is %s\n", st)
+	return nil
+}
+
+// runAgent has the host run the task's agent; the host ends the run.
+func runAgent(ctx context.Context, c *workerapi.Client, out io.Writer) error {
+	fmt.Fprintln(out, "warden worker: prompt task; the host runs the agent as this run")
+	res, err := c.Agent(ctx)
+	if errors.Is(err, workerapi.ErrEnded) {
+		fmt.Fprintln(out, "warden worker: the run was ended by the host; stopping")
+		return nil
+	}
+	if err != nil {
+		// A refusal (no model configured) fails the run so the task is
+		// retried and then blocked with the reason.
+		if _, ferr := c.Fail(ctx, err.Error()); ferr != nil && !errors.Is(ferr, workerapi.ErrEnded) {
+			return fmt.Errorf("worker: fail: %w", ferr)
+		}
+		return fmt.Errorf("worker: agent: %w", err)
+	}
+	fmt.Fprint(out, res.Transcript)
+	fmt.Fprintf(out, "warden worker: agent made %d tool calls (%d refused); task is %s\n", res.Calls, res.Blocked, res.Status)
 	return nil
 }
 

@@ -27,6 +27,9 @@ type KanbanAddRequest struct {
 	Workspace string `json:"workspace,omitempty"`
 	// Steps are the script's shell command lines, run in order.
 	Steps []string `json:"steps"`
+	// Prompt, instead of Steps, makes a prompt task: the worker runs the
+	// agent with it.
+	Prompt string `json:"prompt,omitempty"`
 }
 
 // KanbanCommentRequest is the body of POST /v1/kanban/{id}/comments.
@@ -108,8 +111,12 @@ func KanbanTaskOf(req KanbanAddRequest) (board.NewTask, error) {
 	if strings.TrimSpace(req.Title) == "" {
 		return board.NewTask{}, errors.New("a task needs a title")
 	}
-	if len(req.Steps) == 0 {
-		return board.NewTask{}, errors.New("a task needs at least one step")
+	prompt := strings.TrimSpace(req.Prompt)
+	switch {
+	case prompt != "" && len(req.Steps) > 0:
+		return board.NewTask{}, errors.New("give steps (a script task) or a prompt (an agent task), not both")
+	case prompt == "" && len(req.Steps) == 0:
+		return board.NewTask{}, errors.New("a task needs at least one step, or a prompt")
 	}
 	for i, st := range req.Steps {
 		if strings.TrimSpace(st) == "" {
@@ -119,7 +126,7 @@ func KanbanTaskOf(req KanbanAddRequest) (board.NewTask, error) {
 	if _, err := board.ParseWorkspace(req.Workspace); err != nil {
 		return board.NewTask{}, err
 	}
-	return board.NewTask{Title: req.Title, Body: req.Body, Workspace: req.Workspace, Script: req.Steps, After: req.After}, nil
+	return board.NewTask{Title: req.Title, Body: req.Body, Workspace: req.Workspace, Script: req.Steps, Prompt: prompt, After: req.After}, nil
 }
 
 func (s *Server) kanbanAdd(w http.ResponseWriter, r *http.Request) {

@@ -154,6 +154,9 @@ type Task struct {
 	Workspace string `json:"workspace"`
 	// Script is the ordered shell command lines a worker runs.
 	Script []string `json:"script"`
+	// Prompt, when set (and Script empty), makes a prompt task: the
+	// worker runs the agent with it, as the run's kanban owner.
+	Prompt string `json:"prompt,omitempty"`
 	// Parents are the tasks this one waits for (ready when all are done).
 	Parents []string `json:"parents"`
 	// Retries counts failed runs since the task was added or last

@@ -126,6 +126,19 @@ func (c *Client) Shell(ctx context.Context, command string, out io.Writer) (Shel
 	return *r.Shell, werr
 }
 
+// Agent asks the host to run the task's prompt through its agent as the
+// run; the run ends with it (see the package doc).
+func (c *Client) Agent(ctx context.Context) (AgentResult, error) {
+	r, err := c.call(ctx, Request{Verb: VerbAgent}, nil)
+	if err != nil {
+		return AgentResult{}, err
+	}
+	if r.Agent == nil {
+		return AgentResult{}, errors.New("worker api agent: no result in the response")
+	}
+	return *r.Agent, nil
+}
+
 // Comment adds a comment to the task, by the run.
 func (c *Client) Comment(ctx context.Context, body string) error {
 	_, err := c.call(ctx, Request{Verb: VerbComment, Body: body}, nil)

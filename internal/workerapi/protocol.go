@@ -41,8 +41,14 @@
 //	← {"id":3,"ok":true,"status":"done"}
 //
 // Verbs: hello (token, task), shell (command), comment (body), complete,
-// block (reason), fail (reason), cron_run (name, wait). complete, block
-// and fail end the run; the connection can do nothing after them.
+// block (reason), fail (reason), cron_run (name, wait), agent. complete,
+// block and fail end the run; the connection can do nothing after them.
+// agent runs the task's prompt (from the store, not from the worker)
+// through the host's agent as the run's owner; the agent's
+// kanban_complete and kanban_block end the run as complete and block do,
+// and if it ends its turn without either, the host completes the run
+// with its last words as a comment (or records a failure if it could not
+// run).
 package workerapi
 
 import (
@@ -67,6 +73,7 @@ const (
 	VerbBlock    = "block"
 	VerbFail     = "fail"
 	VerbCronRun  = "cron_run"
+	VerbAgent    = "agent"
 )
 
 // Request is one message from the worker.
@@ -98,6 +105,7 @@ type Response struct {
 	Hello *Hello       `json:"hello,omitempty"`
 	Shell *ShellResult `json:"shell,omitempty"`
 	Cron  *CronResult  `json:"cron,omitempty"`
+	Agent *AgentResult `json:"agent,omitempty"`
 	// Status is the task's status after complete, block or fail.
 	Status store.TaskStatus `json:"status,omitempty"`
 	// Comment is the id of a comment added.
@@ -135,6 +143,20 @@ type TaskInfo struct {
 	Body      string   `json:"body"`
 	Workspace string   `json:"workspace"`
 	Script    []string `json:"script"`
+	// Prompt is set for a prompt task: the worker asks the host to run
+	// the agent (verb agent) instead of steps.
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// AgentResult is how an agent run for the task went.
+type AgentResult struct {
+	// Transcript is the run written down (also the run's step output).
+	Transcript string `json:"transcript"`
+	Reply      string `json:"reply"`
+	Calls      int    `json:"calls"`
+	Blocked    int    `json:"blocked"`
+	// Status is the task's status after the run.
+	Status store.TaskStatus `json:"status"`
 }
 
 // ShellResult is how a shell request ended.

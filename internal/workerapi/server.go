@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/owner"
@@ -44,12 +45,20 @@ type CronRunner interface {
 	Wait(ctx context.Context, runID string) (status string, err error)
 }
 
+// Agent runs a prompt task's agent as the owner in ctx; *agent.Agent is
+// one.
+type Agent interface {
+	Prompt(ctx context.Context, conversation, dir, prompt string, board agent.Board) (agent.Transcript, error)
+}
+
 // Options configure a Server.
 type Options struct {
 	Board  store.BoardStore
 	Runner Runner
 	// Cron runs cron jobs for workers; nil refuses cron_run.
 	Cron CronRunner
+	// Agent runs prompt tasks; nil refuses the agent verb (no model).
+	Agent Agent
 	// BoardID names the board in owners; "" for a single-board host.
 	BoardID string
 	// ScratchDir holds scratch workspaces, one directory per task
@@ -284,6 +293,8 @@ func (cn *conn) handle(req Request) Response {
 		})
 	case VerbCronRun:
 		return cn.cronRun(ctx, req)
+	case VerbAgent:
+		return cn.agent(ctx)
 	}
 	return badRequest(fmt.Sprintf("unknown verb %q", req.Verb))
 }
@@ -350,7 +361,7 @@ func (cn *conn) hello(req Request) Response {
 	cn.owner, cn.task, cn.run, cn.dir = o, task, run.ID, dir
 	cn.s.log.InfoContext(owner.With(cn.ctx, o), "worker connected", "owner", o.String(), "pid", run.PID)
 	return Response{Hello: &Hello{
-		Task: TaskInfo{ID: task.ID, Title: task.Title, Body: task.Body, Workspace: task.Workspace, Script: task.Script},
+		Task: TaskInfo{ID: task.ID, Title: task.Title, Body: task.Body, Workspace: task.Workspace, Script: task.Script, Prompt: task.Prompt},
 		Run:  run.ID, Owner: o.String(), Dir: dir,
 	}}
 }

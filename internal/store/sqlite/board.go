@@ -22,7 +22,7 @@ func boardNow(at time.Time) time.Time {
 	return at
 }
 
-const boardTaskCols = `id, title, body, status, workspace, script, retries, last_error, run, created, updated`
+const boardTaskCols = `id, title, body, status, workspace, script, retries, last_error, run, created, updated, prompt`
 
 func scanBoardTask(sc scanner) (store.Task, error) {
 	var (
@@ -30,7 +30,7 @@ func scanBoardTask(sc scanner) (store.Task, error) {
 		status, script   string
 		created, updated string
 	)
-	if err := sc.Scan(&t.ID, &t.Title, &t.Body, &status, &t.Workspace, &script, &t.Retries, &t.LastError, &t.Run, &created, &updated); err != nil {
+	if err := sc.Scan(&t.ID, &t.Title, &t.Body, &status, &t.Workspace, &script, &t.Retries, &t.LastError, &t.Run, &created, &updated, &t.Prompt); err != nil {
 		return store.Task{}, err
 	}
 	t.Status = store.TaskStatus(status)
@@ -89,6 +89,9 @@ func (db *DB) addTask(ctx context.Context, t store.Task) (store.Task, error) {
 			return store.Task{}, fmt.Errorf("script line %d is empty", i+1)
 		}
 	}
+	if t.Prompt != "" && len(t.Script) > 0 {
+		return store.Task{}, errors.New("a task has a script or a prompt, not both")
+	}
 	if t.Script == nil {
 		t.Script = []string{}
 	}
@@ -131,8 +134,8 @@ func (db *DB) addTask(ctx context.Context, t store.Task) (store.Task, error) {
 	if open > 0 {
 		status = store.TaskTodo
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO board_tasks (id, title, body, status, workspace, script, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, t.Title, t.Body, string(status), t.Workspace, script, created, created); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO board_tasks (id, title, body, status, workspace, script, created, updated, prompt)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, t.Title, t.Body, string(status), t.Workspace, script, created, created, t.Prompt); err != nil {
 		return store.Task{}, err
 	}
 	for _, p := range parents {

@@ -154,6 +154,16 @@ var boardTests = []boardTest{
 			t.Errorf("GetTask(nope) = %v, want ErrNotFound", err)
 		}
 	}},
+	{"prompt task round trip", func(t *testing.T, s store.BoardStore) {
+		tk := boardTask("p")
+		tk.Script, tk.Prompt = nil, "summarise the logs"
+		out := addTask(t, s, tk)
+		got, err := s.GetTask(t.Context(), "p")
+		must(t, "GetTask", err)
+		if got.Prompt != "summarise the logs" || out.Prompt != got.Prompt || len(got.Script) != 0 {
+			t.Errorf("prompt task read back as %+v", got)
+		}
+	}},
 	{"add refuses bad tasks", func(t *testing.T, s store.BoardStore) {
 		ctx := t.Context()
 		addTask(t, s, boardTask("a"))
@@ -171,6 +181,9 @@ var boardTests = []boardTest{
 		tk = boardTask("x")
 		tk.Script = []string{"true", "  "}
 		bad["empty script line"] = tk
+		tk = boardTask("x")
+		tk.Prompt = "do it yourself"
+		bad["script and prompt"] = tk
 		bad["self parent"] = boardTask("x", "x")
 		bad["duplicate id"] = boardTask("a")
 		for name, tk := range bad {
