@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -214,5 +215,64 @@ func TestElicitOutcomes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCallEndWithdrawsQuestion: when the tool call that asked ends (the
+// agent's turn was cancelled), its pending question is withdrawn — on the
+// legacy path too, where the handler's ctx is not the call's.
+func TestCallEndWithdrawsQuestion(t *testing.T) {
+	for _, style := range []mcptest.Style{mcptest.Legacy, mcptest.InputRequests} {
+		t.Run(style.String(), func(t *testing.T) {
+			h := newHuman()
+			opts := mcpclient.Options{Elicit: h, ElicitTimeout: time.Hour}
+			if style == mcptest.InputRequests {
+				opts.ProtocolVersion = mcpclient.LatestProtocolVersion
+			}
+			m, _ := inProcess(t, style, opts)
+			ctx, cancel := context.WithCancel(t.Context())
+			call := goCall(ctx, m, webOwner(t, "A"), "fake", "confirm_delete", map[string]any{"path": "/a"})
+			a := h.next(t)
+			cancel()
+			if r := wait(t, call); !errors.Is(r.err, context.Canceled) {
+				t.Errorf("cancelled call = %+v, %v; want context.Canceled", r.res, r.err)
+			}
+			select {
+			case <-a.ctx.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the question outlived its call")
+			}
+		})
+	}
+}
+
+// TestURLMode: URL-mode questions are declined unless enabled, and then
+// reach the Elicitor with the URL to show.
+func TestURLMode(t *testing.T) {
+	for _, enabled := range []bool{false, true} {
+		t.Run(strconv.FormatBool(enabled), func(t *testing.T) {
+			var got mcpclient.Question
+			el := mcpclient.ElicitorFunc(func(_ context.Context, _ owner.Owner, q mcpclient.Question) (mcpclient.Answer, error) {
+				got = q
+				return mcpclient.Answer{Action: mcpclient.ActionAccept}, nil
+			})
+			m, _ := inProcess(t, mcptest.Legacy, mcpclient.Options{Elicit: el, URLMode: enabled})
+			r, err := m.Call(t.Context(), webOwner(t, "A"), "fake", "open_url", map[string]any{"url": "https://example.com/auth"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Not advertised, the server refuses to ask at all.
+			want, wantErr, wantQ := "client does not support \"url\" elicitation", true, mcpclient.Question{}
+			if enabled {
+				want, wantErr = "accepted: confirm=<nil> note=<nil>", false
+				wantQ = mcpclient.Question{Server: "fake", Message: "Sign in", Mode: mcpclient.ModeURL, URL: "https://example.com/auth"}
+			}
+			if !strings.Contains(r.Text, want) || r.IsError != wantErr {
+				t.Errorf("got %+v, want %q (isError %v)", r, want, wantErr)
+			}
+			if !reflect.DeepEqual(got, wantQ) {
+				t.Errorf("asked %+v, want %+v", got, wantQ)
+			}
+		})
 	}
 }

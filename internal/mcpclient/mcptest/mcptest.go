@@ -6,6 +6,8 @@
 //     {confirm: boolean, note: string} and returns what they answered:
 //     "accepted: confirm=true note=…", "declined" or "cancelled";
 //   - slow {ms}: waits ms milliseconds (or until cancelled), then "done";
+//   - open_url {url}: asks the human to open url (URL-mode elicitation,
+//     always the legacy way) and returns the answer like confirm_delete;
 //   - env: the names of the server process's environment variables, one
 //     a line, sorted (to check what a stdio child inherited).
 //
@@ -174,6 +176,20 @@ func NewServer(style Style) *mcp.Server {
 			return nil, nil, ctx.Err()
 		}
 	})
+	type urlIn struct {
+		URL string `json:"url" jsonschema:"the page to open"`
+	}
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "open_url",
+		Description: "asks the human to open url",
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in urlIn) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: "Sign in", URL: in.URL, ElicitationID: "e1"})
+		if err != nil {
+			return nil, nil, fmt.Errorf("elicit: %w", err)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: Describe(res)}}}, nil, nil
+	})
+
 	s.AddTool(&mcp.Tool{
 		Name:        "env",
 		Description: "lists the names of the server's environment variables",
