@@ -77,13 +77,28 @@ func (e *ToolsError) Unwrap() []error {
 }
 
 // Split splits a qualified tool name "server__tool" at the first "__".
-// ok is false unless both parts are non-empty.
+// ok is false unless both parts are non-empty. A server name ending in
+// "_" (which config accepts) does not survive this ("a_" + "__" + "t"
+// splits as "a", "_t"); Manager.Resolve knows the configured names and
+// gets it right.
 func Split(qualified string) (server, tool string, ok bool) {
 	server, tool, ok = strings.Cut(qualified, Separator)
 	if !ok || server == "" || tool == "" {
 		return "", "", false
 	}
 	return server, tool, true
+}
+
+// Resolve splits a qualified tool name into a configured server and a
+// tool name; ok is false if no configured server prefixes it. If two
+// configured names do ("fs" and "fs_" for "fs___read"), the longer wins.
+func (m *Manager) Resolve(qualified string) (server, tool string, ok bool) {
+	for _, name := range m.names {
+		if t, found := strings.CutPrefix(qualified, name+Separator); found && t != "" && len(name) > len(server) {
+			server, tool, ok = name, t, true
+		}
+	}
+	return server, tool, ok
 }
 
 // Tools lists the tools of every configured server for o, opening o's

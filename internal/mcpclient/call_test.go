@@ -45,6 +45,31 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+func TestResolve(t *testing.T) {
+	m := mcpclient.New(mcpclient.Options{Servers: []config.MCPServer{
+		{Name: "fs", Command: []string{"x"}}, {Name: "fs_", Command: []string{"x"}}, {Name: "fs-b", Command: []string{"x"}},
+	}})
+	defer m.Close()
+	cases := []struct {
+		in           string
+		server, tool string
+		ok           bool
+	}{
+		{"fs__read", "fs", "read", true},
+		{"fs___read", "fs_", "read", true}, // Split would say "fs", "_read"
+		{"fs-b__x__y", "fs-b", "x__y", true},
+		{"fs__", "", "", false},
+		{"nope__read", "", "", false},
+		{"read", "", "", false},
+	}
+	for _, tc := range cases {
+		s, tool, ok := m.Resolve(tc.in)
+		if s != tc.server || tool != tc.tool || ok != tc.ok {
+			t.Errorf("Resolve(%q) = %q, %q, %v; want %q, %q, %v", tc.in, s, tool, ok, tc.server, tc.tool, tc.ok)
+		}
+	}
+}
+
 // FuzzSplit: Split inverts the qualified names Tools builds, for every
 // server name the config accepts.
 func FuzzSplit(f *testing.F) {

@@ -3,7 +3,6 @@ package mcpclient_test
 import (
 	"context"
 	"errors"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -49,7 +48,7 @@ func TestInvariant04_ElicitationGoesHome(t *testing.T) {
 			var fake *mcptest.Fake
 			if tc.stdio {
 				opts.Servers = []config.MCPServer{{Name: "fake", Command: mcptest.Command(tc.style)}}
-				opts.Environ = os.Environ()
+				opts = stdioOptions(opts)
 				opts.Logger = testLogger(t)
 				m = mcpclient.New(opts)
 				t.Cleanup(func() { _ = m.Close() })

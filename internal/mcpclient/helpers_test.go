@@ -3,6 +3,7 @@ package mcpclient_test
 import (
 	"context"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -192,4 +193,13 @@ func ignoreCtx(release <-chan struct{}) mcpclient.Elicitor {
 		<-release
 		return mcpclient.Answer{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 	})
+}
+
+// stdioOptions sets a stdio server's environment for tests: the test's
+// own, plus GORACE so a race-built child exits without the race
+// runtime's one-second pause.
+func stdioOptions(opts mcpclient.Options) mcpclient.Options {
+	opts.Environ = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	opts.Passthrough = append(opts.Passthrough, "GORACE")
+	return opts
 }

@@ -47,6 +47,7 @@ import (
 	"net/http"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -353,6 +354,14 @@ func (m *Manager) connect(s *session) {
 	default:
 		s.cs = cs
 		m.bySession[cs] = s
+		// Watch for the server going away on its own (a crashed stdio
+		// server): its session is dropped so the next call starts anew
+		// instead of failing until the idle timeout.
+		m.bg.Add(1)
+		go func(cs *mcp.ClientSession) {
+			defer m.bg.Done()
+			m.watch(s, cs)
+		}(cs)
 		cs = nil // kept
 	}
 	close(s.ready)
@@ -367,39 +376,62 @@ func (m *Manager) connect(s *session) {
 	}
 }
 
+// watch waits for cs to end and, if nobody closed it, drops s.
+func (m *Manager) watch(s *session, cs *mcp.ClientSession) {
+	err := cs.Wait()
+	m.mu.Lock()
+	if s.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.detach(s, fmt.Errorf("server ended the session: %v", err))
+	m.mu.Unlock()
+	m.log.Warn("mcp server ended the session", "server", s.server.Name, "error", err)
+	m.closeClient(s, cs) // releases the process or connection
+}
+
 // dial starts the server and runs the handshake.
 func (m *Manager) dial(s *session) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, m.opts.ConnectTimeout)
 	defer cancel()
-	t, err := m.transport(ctx, s.server)
+	t, stderr, err := m.transport(ctx, s.server)
 	if err != nil {
 		return nil, err
 	}
-	return m.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: m.opts.ProtocolVersion})
+	cs, err := m.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: m.opts.ProtocolVersion})
+	if err != nil && stderr != nil {
+		if tail := stderr.tail(); tail != "" {
+			err = fmt.Errorf("%w; its stderr ends: %s", err, tail)
+		}
+	}
+	return cs, err
 }
 
-// transport returns how to reach server.
-func (m *Manager) transport(ctx context.Context, server config.MCPServer) (mcp.Transport, error) {
+// transport returns how to reach server, and for a stdio server the
+// logger of its stderr.
+func (m *Manager) transport(ctx context.Context, server config.MCPServer) (mcp.Transport, *lineLogger, error) {
 	if m.opts.Connect != nil {
-		return m.opts.Connect(ctx, server)
+		t, err := m.opts.Connect(ctx, server)
+		return t, nil, err
 	}
 	switch {
 	case server.URL != "":
-		return &mcp.StreamableClientTransport{Endpoint: server.URL, HTTPClient: m.opts.HTTPClient}, nil
+		return &mcp.StreamableClientTransport{Endpoint: server.URL, HTTPClient: m.opts.HTTPClient}, nil, nil
 	case len(server.Command) > 0:
-		return &mcp.CommandTransport{Command: m.command(server), TerminateDuration: terminateDuration}, nil
+		stderr := &lineLogger{log: m.log, server: server.Name}
+		return &mcp.CommandTransport{Command: m.command(server, stderr), TerminateDuration: terminateDuration}, stderr, nil
 	}
-	return nil, fmt.Errorf("server %s has neither command nor url", server.Name)
+	return nil, nil, fmt.Errorf("server %s has neither command nor url", server.Name)
 }
 
 // command builds a stdio server's process. Its environment is built
 // from the allowlist plus the names the server's config lists — never
 // inherited (invariant 3): a nil Env would hand the server warden's whole
 // environment, session markers and credentials included.
-func (m *Manager) command(server config.MCPServer) *exec.Cmd {
+func (m *Manager) command(server config.MCPServer, stderr *lineLogger) *exec.Cmd {
 	cmd := exec.Command(server.Command[0], server.Command[1:]...)
 	cmd.Env = execenv.Build(m.opts.Environ, append(slices.Clone(m.opts.Passthrough), server.Env...), nil)
-	cmd.Stderr = &lineLogger{log: m.log, server: server.Name}
+	cmd.Stderr = stderr
 	return cmd
 }
 
@@ -501,14 +533,18 @@ func (m *Manager) Close() error {
 	return err
 }
 
-// lineLogger logs a stdio server's stderr, one record per line, so a
-// server that fails to start says why.
+// lineLogger logs a stdio server's stderr, one debug record per line,
+// and keeps the last lines so a server that fails to start says why.
 type lineLogger struct {
 	log    *slog.Logger
 	server string
 	mu     sync.Mutex
 	buf    []byte
+	last   []string
 }
+
+// keepLines is how many stderr lines a start error quotes.
+const keepLines = 5
 
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
@@ -519,13 +555,38 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		l.log.Info("mcp server stderr", "server", l.server, "line", string(l.buf[:i]))
+		l.line(string(l.buf[:i]))
 		l.buf = l.buf[i+1:]
 	}
 	// A server that never writes a newline must not grow this forever.
 	if len(l.buf) > 4096 {
-		l.log.Info("mcp server stderr", "server", l.server, "line", string(l.buf))
+		l.line(string(l.buf))
 		l.buf = l.buf[:0]
 	}
 	return len(p), nil
+}
+
+func (l *lineLogger) line(s string) {
+	l.log.Debug("mcp server stderr", "server", l.server, "line", s)
+	if s = strings.TrimSpace(s); s == "" {
+		return
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	l.last = append(l.last, s)
+	if len(l.last) > keepLines {
+		l.last = l.last[1:]
+	}
+}
+
+// tail returns the last lines, joined.
+func (l *lineLogger) tail() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	last := slices.Clone(l.last)
+	if len(l.buf) > 0 {
+		last = append(last, strings.TrimSpace(string(l.buf)))
+	}
+	return strings.Join(last, " | ")
 }

@@ -3,10 +3,12 @@ package mcpclient_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/mcpclient"
 	"github.com/wardenhq/warden/internal/mcpclient/mcptest"
 	"github.com/wardenhq/warden/internal/owner"
@@ -199,4 +201,61 @@ func TestCallErrors(t *testing.T) {
 			t.Errorf("got %v, want context.Canceled", err)
 		}
 	})
+}
+
+// TestServerGone: a session the server ended is dropped, and the owner's
+// next call starts a new one instead of failing until the idle timeout.
+func TestServerGone(t *testing.T) {
+	m, fake := inProcess(t, mcptest.Legacy, mcpclient.Options{})
+	ctx := t.Context()
+	web := webOwner(t, "A")
+	if _, err := m.Call(ctx, web, "fake", "echo", nil); err != nil {
+		t.Fatal(err)
+	}
+	fake.CloseSession(0)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := m.Call(ctx, web, "fake", "echo", nil)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still failing: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if fake.Sessions() != 2 {
+		t.Errorf("%d sessions, want 2", fake.Sessions())
+	}
+}
+
+// TestStartFailure: a stdio server that cannot start is reported with
+// its name and the end of its stderr; the other servers carry on.
+func TestStartFailure(t *testing.T) {
+	m := mcpclient.New(stdioOptions(mcpclient.Options{
+		Servers: []config.MCPServer{
+			{Name: "missing", Command: []string{"/nonexistent/mcp-server"}},
+			{Name: "crashing", Command: []string{"sh", "-c", "echo 'fatal: no config file' >&2; exit 3"}},
+			{Name: "fake", Command: mcptest.Command(mcptest.Legacy)},
+		},
+		Logger: testLogger(t),
+	}))
+	defer m.Close()
+	tools, err := m.Tools(t.Context(), cronOwner(t, "j"))
+	te, ok := errors.AsType[*mcpclient.ToolsError](err)
+	if !ok || len(te.Failed) != 2 {
+		t.Fatalf("err = %v, want two failed servers", err)
+	}
+	if f := te.Failed[0]; f.Server != "missing" || !strings.Contains(f.Error(), "/nonexistent/mcp-server") {
+		t.Errorf("missing: %v", f)
+	}
+	if f := te.Failed[1]; f.Server != "crashing" || !strings.Contains(f.Error(), "fatal: no config file") {
+		t.Errorf("crashing: %v", f)
+	}
+	if len(tools) == 0 || tools[0].Server != "fake" {
+		t.Errorf("tools %v, want fake's", tools)
+	}
+	if _, err := m.Call(t.Context(), cronOwner(t, "j"), "crashing", "x", nil); err == nil || !strings.Contains(err.Error(), "crashing") {
+		t.Errorf("call on crashing server: %v", err)
+	}
 }

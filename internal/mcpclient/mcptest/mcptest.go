@@ -263,6 +263,16 @@ func (f *Fake) Done(i int) <-chan struct{} {
 	return f.done[i]
 }
 
+// CloseSession closes the i-th session from the server's side, as a
+// crashing server would, and waits for it to end.
+func (f *Fake) CloseSession(i int) {
+	f.mu.Lock()
+	ss, done := f.sessions[i], f.done[i]
+	f.mu.Unlock()
+	_ = ss.Close()
+	<-done
+}
+
 // Close closes every session and waits for them to end.
 func (f *Fake) Close() {
 	f.mu.Lock()
