@@ -179,6 +179,7 @@ type session struct {
 	inflight int
 	idle     chan struct{} // closed when inflight drops to 0
 	timer    *time.Timer
+	idleGen  int // which idle period the armed timer belongs to
 	closed   bool
 }
 
@@ -318,13 +319,17 @@ func (m *Manager) release(s *session) {
 	if s.closed || s.err != nil || m.closed {
 		return
 	}
-	s.timer = time.AfterFunc(m.opts.IdleTimeout, func() { m.expire(s) })
+	s.idleGen++
+	gen := s.idleGen
+	s.timer = time.AfterFunc(m.opts.IdleTimeout, func() { m.expire(s, gen) })
 }
 
-// expire closes s if it is still unused when its idle timer fires.
-func (m *Manager) expire(s *session) {
+// expire closes s if it is still unused when its idle timer fires. gen
+// tells a timer that fired while a later use stopped it (and is still
+// waiting for mu) from the timer of the current idle period.
+func (m *Manager) expire(s *session, gen int) {
 	m.mu.Lock()
-	if s.inflight > 0 || s.closed || m.closed {
+	if s.inflight > 0 || s.closed || m.closed || gen != s.idleGen {
 		m.mu.Unlock()
 		return
 	}
