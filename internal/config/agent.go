@@ -72,7 +72,9 @@ type MCPServer struct {
 	Env []string
 }
 
-var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$`)
+// serverName: tools are offered as NAME__TOOL, so a name may not hold
+// "__" nor end in "_" (which would make the split ambiguous).
+var serverName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,46}[A-Za-z0-9-])?$`)
 
 type rawLLM struct {
 	BaseURL           node `yaml:"base_url"`
@@ -193,7 +195,7 @@ func (v *validator) mcpServers(n ast.Node) []MCPServer {
 	for _, mv := range m.Values {
 		name, isStr := scalarString(mv.Key)
 		if !isStr || !serverName.MatchString(name) || strings.Contains(name, "__") {
-			v.errorf(mv.Key, "%s: server name %s: want letters, digits, - and _ (no \"__\"), at most 48", key, describe(mv.Key))
+			v.errorf(mv.Key, "%s: server name %s: want letters, digits, - and _ (no \"__\", not ending in _), at most 48", key, describe(mv.Key))
 			continue
 		}
 		k := key + "." + name
