@@ -35,7 +35,8 @@ type Options struct {
 	// APIKey is sent as a bearer token; "" sends none (local servers).
 	APIKey string
 	// Timeout bounds one HTTP attempt, the streamed body included; 0
-	// leaves it to the caller's context.
+	// leaves it to the caller's context. An attempt that times out ends
+	// the call (the SDK does not retry it) with ErrUnavailable.
 	Timeout time.Duration
 	// MaxRetries is how often a 408, 409, 429 or 5xx reply or a
 	// connection error is retried, with exponential backoff or the
@@ -134,7 +135,11 @@ func (c *Client) logAttempt(r *http.Request, next option.MiddlewareNext) (*http.
 
 // Complete sends req and returns the model's reply. When req.OnDelta is
 // set the reply is streamed and OnDelta sees each piece of text as it
-// arrives; streamed tool calls are reassembled before they are returned.
+// arrives; streamed tool calls are reassembled before they are returned,
+// and a stream that ends without a finish reason is an error. A
+// req.JSONSchema is sent as response_format json_schema with strict
+// true, so it must follow the strict-mode rules (every property
+// required, additionalProperties false).
 func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	params, err := c.params(req)
 	if err != nil {
