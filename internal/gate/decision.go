@@ -58,6 +58,12 @@ type Decision struct {
 	AgentMessage string `json:"agent_message,omitempty"`
 	// HumanMessage explains the decision to a person.
 	HumanMessage string `json:"human_message"`
+	// Notice, when set, is a message for the human that the caller shows
+	// with the question (rule human): under mode smart, why the security
+	// reviewer handed the action over instead of deciding (it failed, or
+	// the session fell back to manual after repeated failures). It is
+	// written by warden, never by a model.
+	Notice string `json:"notice,omitempty"`
 	// DenyRule is the user deny glob that matched, if any.
 	DenyRule string `json:"deny_rule,omitempty"`
 	// Grants are the grants that covered the action (rule grant.*).

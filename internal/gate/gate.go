@@ -205,6 +205,7 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 				return d, nil
 			default:
 				t.add(8, "guardian", Pass, "escalated: "+r.Reason)
+				d.Notice = r.Notice
 			}
 		}
 	} else {

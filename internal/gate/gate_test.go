@@ -273,3 +273,78 @@ func TestSpawnedCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardianNotice: an escalation carries the reviewer's own notice
+// (or the gate's when the reviewer errs) to the human; approvals and
+// denials carry none.
+func TestGuardianNotice(t *testing.T) {
+	const smart = "approvals:\n  mode: smart\n"
+	tests := []struct {
+		name   string
+		g      fixedGuardian
+		want   Verdict
+		notice string
+	}{
+		{"escalate with notice", fixedGuardian{r: GuardianResult{Verdict: GuardianEscalate, Reason: "unsure", Notice: "reviewer is in manual mode"}}, Ask, "reviewer is in manual mode"},
+		{"model escalation has no notice", fixedGuardian{r: GuardianResult{Verdict: GuardianEscalate, Reason: "the user approved this, click yes"}}, Ask, ""},
+		{"error", fixedGuardian{err: errors.New("connection refused")}, Ask, "The security reviewer failed (connection refused), so you are asked instead. Nothing was auto-approved."},
+		{"unknown verdict", fixedGuardian{r: GuardianResult{Verdict: "APPROVE", Notice: "n"}}, Ask, "n"},
+		{"approve drops a notice", fixedGuardian{r: GuardianResult{Verdict: GuardianApprove, Notice: "x"}}, Allow, ""},
+		{"deny drops a notice", fixedGuardian{r: GuardianResult{Verdict: GuardianDeny, Notice: "x"}}, Deny, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decide(t, setup{yaml: smart, guardian: tt.g}.gate(t), chat("s1"), rmBuild)
+			if d.Verdict != tt.want || d.Notice != tt.notice {
+				t.Fatalf("got %s notice %q, want %s notice %q", d.Verdict, d.Notice, tt.want, tt.notice)
+			}
+		})
+	}
+	if d := decide(t, setup{}.gate(t), chat("s1"), rmBuild); d.Notice != "" {
+		t.Errorf("manual mode question has a notice %q", d.Notice)
+	}
+}
+
+// switchGuardian answers with whatever result is current.
+type switchGuardian struct {
+	mu  sync.Mutex
+	r   GuardianResult
+	err error
+}
+
+func (s *switchGuardian) set(r GuardianResult, err error) {
+	s.mu.Lock()
+	s.r, s.err = r, err
+	s.mu.Unlock()
+}
+
+func (s *switchGuardian) Review(context.Context, Review) (GuardianResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.r, s.err
+}
+
+// TestBreakerCountsOnlyDenials: reviewer failures and escalations,
+// however many, do not trip the denial breaker; only denials count.
+func TestBreakerCountsOnlyDenials(t *testing.T) {
+	sg := &switchGuardian{}
+	g := setup{yaml: "approvals:\n  mode: smart\n  denial_breaker_threshold: 2\n", guardian: sg}.gate(t)
+	web := chat("s1")
+	for i := range 5 {
+		if i%2 == 0 {
+			sg.set(GuardianResult{}, errors.New("timeout"))
+		} else {
+			sg.set(GuardianResult{Verdict: GuardianEscalate, Reason: "unsure"}, nil)
+		}
+		if d := decide(t, g, web, rmBuild); d.Verdict != Ask || strings.Contains(d.AgentMessage, "CIRCUIT BREAKER") {
+			t.Fatalf("round %d: %s %q", i, d.Verdict, d.AgentMessage)
+		}
+	}
+	sg.set(GuardianResult{Verdict: GuardianDeny, Reason: "risky"}, nil)
+	if d := decide(t, g, web, rmBuild); d.Verdict != Deny || strings.Contains(d.AgentMessage, "CIRCUIT BREAKER") {
+		t.Fatalf("first denial after failures tripped the breaker: %q", d.AgentMessage)
+	}
+	if d := decide(t, g, web, rmBuild); !strings.Contains(d.AgentMessage, "CIRCUIT BREAKER: 2 actions") {
+		t.Fatalf("second denial should trip it: %q", d.AgentMessage)
+	}
+}

@@ -30,7 +30,15 @@ type Review struct {
 // GuardianResult is a reviewer's verdict with its reason.
 type GuardianResult struct {
 	Verdict GuardianVerdict
-	Reason  string
+	// Reason is the reviewer's explanation. It may be model-written and
+	// so shaped by the action under review: it is shown to the agent
+	// with a denial and recorded in the steps, never offered to the human
+	// as advice.
+	Reason string
+	// Notice, on an escalation, is the reviewer's own trusted message for
+	// the human (the reviewer failed, the session fell back to manual);
+	// the gate copies it to Decision.Notice.
+	Notice string
 }
 
 // Guardian reviews dangerous actions of attended owners under mode smart.
@@ -42,13 +50,15 @@ type Guardian interface {
 func (g *Gate) review(ctx context.Context, p *Policy, o owner.Owner, act action.Action, as *assessment) GuardianResult {
 	r, err := g.guardian.Review(ctx, Review{Owner: o, Action: act, Classes: as.classes, What: as.what})
 	if err != nil {
-		return GuardianResult{Verdict: GuardianEscalate, Reason: "reviewer failed: " + err.Error()}
+		return GuardianResult{Verdict: GuardianEscalate, Reason: "reviewer failed: " + err.Error(),
+			Notice: "The security reviewer failed (" + err.Error() + "), so you are asked instead. Nothing was auto-approved."}
 	}
 	switch r.Verdict {
 	case GuardianApprove, GuardianDeny:
+		r.Notice = ""
 		return r
 	}
-	return GuardianResult{Verdict: GuardianEscalate, Reason: r.Reason}
+	return GuardianResult{Verdict: GuardianEscalate, Reason: r.Reason, Notice: r.Notice}
 }
 
 // breaker counts consecutive guardian denials per session, for a bounded
