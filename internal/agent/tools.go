@@ -110,13 +110,13 @@ func (a *Agent) call(ctx context.Context, ts toolset, r Run, call llm.ToolCall) 
 		var code int
 		out, code, err = a.o.Exec.Shell(ctx, text("command"), r.Dir, &buf, &buf, onPending)
 		if err == nil && out.Allowed {
-			return a.result(r, call, fmt.Sprintf("%s\n[exit status %d]", clip(buf.String()), code))
+			return a.result(r, call, ran(buf.String(), code))
 		}
 	case name == ToolExecuteCode:
 		var code int
 		out, code, err = a.o.Exec.Code(ctx, text("language"), text("source"), r.Dir, &buf, &buf, onPending)
 		if err == nil && out.Allowed {
-			return a.result(r, call, fmt.Sprintf("%s\n[exit status %d]", clip(buf.String()), code))
+			return a.result(r, call, ran(buf.String(), code))
 		}
 	case name == ToolReadFile:
 		// Reading is confined to the work directory by os.Root and is not
@@ -160,8 +160,21 @@ func (a *Agent) call(ctx context.Context, ts toolset, r Run, call llm.ToolCall) 
 	if msg == "" {
 		msg = "warden blocked this action. Do not retry it or variations of it."
 	}
+	if n := out.Decision.Notice; n != "" {
+		r.Emit(Event{Kind: Notice, Text: n})
+	}
 	r.Emit(Event{Kind: Blocked, Tool: call.Name, Text: msg})
 	return "BLOCKED: " + msg, true
+}
+
+// ran is a command's result for the model: its output, then its exit
+// status on a line of its own.
+func ran(output string, code int) string {
+	output = strings.TrimRight(clip(output), "\n")
+	if output == "" {
+		return fmt.Sprintf("[exit status %d]", code)
+	}
+	return fmt.Sprintf("%s\n[exit status %d]", output, code)
 }
 
 // result reports a finished call to the surface and returns it.
