@@ -5,13 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/cron"
+	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/guardian"
+	"github.com/wardenhq/warden/internal/llm"
+	"github.com/wardenhq/warden/internal/llm/openai"
 	"github.com/wardenhq/warden/internal/mcpclient"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/workerapi"
 )
 
 // RuleElicitation is the rule recorded on an MCP server's question.
@@ -62,4 +71,129 @@ func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Q
 		}
 	}
 	return a, nil
+}
+
+// agents is what the agents need, built once from the config at start:
+// the model (nil when none is configured), the guardian for mode smart,
+// the MCP servers' client, and the agent itself.
+type agents struct {
+	model    llm.Client
+	guardian gate.Guardian
+	mcp      *mcpclient.Manager
+	agent    *agent.Agent
+	opts     agent.Options
+	// describe is the banner's line about them.
+	describe string
+}
+
+// agentDeps are the parts of a host (or a chat's local gate) the agents
+// are built on.
+type agentDeps struct {
+	cfg     *config.Config
+	environ []string
+	broker  *broker.Broker
+	convs   store.Conversations
+	logger  *slog.Logger
+}
+
+// newModel builds the model client from llm:, with the API key read
+// from the variable api_key_env names, in the environment the CLI
+// passed in (never the process's own). No model configured is nil, nil.
+func newModel(l config.LLM, environ []string, logger *slog.Logger) (llm.Client, string, error) {
+	if !l.Configured() {
+		return nil, "no model configured (set llm.base_url and llm.model to use agents)", nil
+	}
+	key, note := "", ""
+	if l.APIKeyEnv != "" {
+		var ok bool
+		if key, ok = lookupEnv(environ, l.APIKeyEnv); !ok || key == "" {
+			note = "; warning: " + l.APIKeyEnv + " is not set, so no API key is sent"
+		}
+	}
+	c, err := openai.New(openai.Options{BaseURL: l.BaseURL, Model: l.Model, APIKey: key, Timeout: l.Timeout, MaxRetries: l.MaxRetries, Logger: logger})
+	if err != nil {
+		return nil, "", fmt.Errorf("model: %w", err)
+	}
+	return c, fmt.Sprintf("model %s at %s%s", l.Model, l.BaseURL, note), nil
+}
+
+// lookupEnv finds NAME in an environment list; the last one wins, as in
+// the C library.
+func lookupEnv(environ []string, name string) (string, bool) {
+	val, found := "", false
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			val, found = v, true
+		}
+	}
+	return val, found
+}
+
+// newAgents builds the model, the guardian and the MCP client; bind
+// then builds the agent on the runner (which needs the gate, which
+// needs the guardian).
+func newAgents(d agentDeps) (*agents, error) {
+	a := &agents{}
+	var err error
+	var desc string
+	if a.model, desc, err = newModel(d.cfg.LLM, d.environ, d.logger); err != nil {
+		return nil, err
+	}
+	a.describe = desc
+	if a.model != nil {
+		// The guardian exists whenever a model does; the gate consults it
+		// only while approvals.mode is smart (which may change on reload).
+		g, err := guardian.New(guardian.Options{
+			Client: a.model, Model: d.cfg.LLM.GuardianModel, MaxTokens: d.cfg.LLM.GuardianMaxTokens,
+			Timeout: d.cfg.LLM.GuardianTimeout, Policy: d.cfg.Approvals.SmartPolicy,
+			FailureThreshold: d.cfg.Approvals.SmartFailureThreshold, Logger: d.logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		a.guardian = g
+		a.describe += "; guardian ready for approvals.mode smart"
+	}
+	a.opts = agent.Options{Conversations: d.convs, MaxTurns: d.cfg.LLM.MaxTurns, Logger: d.logger}
+	if a.model != nil {
+		a.opts.Model = a.model
+	}
+	if len(d.cfg.MCP.Servers) > 0 {
+		a.mcp = mcpclient.New(mcpclient.Options{
+			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough,
+			Elicit: brokerElicitor{d.broker}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
+		})
+		a.opts.MCP = mcpTools{a.mcp}
+		a.describe += "; MCP servers: " + strings.Join(a.mcp.Servers(), ", ")
+	}
+	return a, nil
+}
+
+// bind builds the agent, running its tools through exec.
+func (a *agents) bind(exec agent.Executor) {
+	a.opts.Exec = exec
+	a.agent = agent.New(a.opts)
+}
+
+// close ends the MCP sessions.
+func (a *agents) close() {
+	if a != nil && a.mcp != nil {
+		_ = a.mcp.Close()
+	}
+}
+
+// cronAgent is the agent for prompt jobs and tasks, or nil (an untyped
+// nil: the scheduler and dispatcher then say no model is configured).
+func (a *agents) cronAgent() cron.Agent {
+	if a == nil || !a.agent.Configured() {
+		return nil
+	}
+	return a.agent
+}
+
+func (a *agents) workerAgent() workerapi.Agent {
+	if a == nil || !a.agent.Configured() {
+		return nil
+	}
+	return a.agent
 }

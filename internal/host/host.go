@@ -165,6 +165,8 @@ type host struct {
 	// which the admin boundary refuses.
 	dispatch *dispatch.Dispatcher
 	groups   *ancestry.Groups
+	// agents are the model, guardian, MCP client and agent (llm:, mcp:).
+	agents *agents
 
 	console *web.Console
 	api     *localapi.Server
@@ -269,13 +271,17 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start host: withdraw an earlier run's requests: %w", err)
 	}
+	startCfg := h.pol.start
+	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, broker: h.broker, convs: h.db, logger: cfg.Logger}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	undo = append(undo, h.agents.close)
 	if h.gate, err = gate.New(gate.Options{
-		Policy: h.pol.current(), Grants: h.st, Sessions: h.st, ProcessYolo: cfg.Yolo,
+		Policy: h.pol.current(), Grants: h.st, Sessions: h.st, ProcessYolo: cfg.Yolo, Guardian: h.agents.guardian,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	h.pol.onChange = h.gate.SetPolicy
-	startCfg := h.pol.start
 	term := tools.Terminal{Env: execenv.Build(cfg.Environ, startCfg.Tools.EnvPassthrough, nil)}
 	if h.shell, err = shellstate.New(shellstate.Options{
 		Dir: filepath.Join(state, ShellStateDir), Terminal: term, Logger: cfg.Logger,
@@ -286,6 +292,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Gate: h.gate, Broker: h.broker, Audit: h.st, Logger: cfg.Logger,
 		Terminal: term, Sessions: shellSessions{h.shell},
 	})
+	h.agents.bind(h.runner)
 	if err := h.newCron(ctx); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -294,7 +301,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Board: h.db, Runner: h.runner, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
-		Ended: h.dropShell,
+		Ended: h.dropShell, Agent: h.agents.workerAgent(),
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -342,7 +349,7 @@ func (h *host) newCron(ctx context.Context) error {
 	}
 	h.cronJobs = len(jobs)
 	h.cron, err = cron.New(cron.Options{Store: h.db, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir,
-		Ended: h.dropShell})
+		Ended: h.dropShell, Agent: h.agents.cronAgent()})
 	if err != nil {
 		return fmt.Errorf("cron: %w", err)
 	}
@@ -429,6 +436,7 @@ func (h *host) serve(ctx context.Context) error {
 	sd.Wait()
 	stopWatch()
 	wg.Wait() // the scheduler and the dispatcher have returned: nothing writes the store any more
+	h.agents.close() // MCP servers' sessions end (their stdio servers exit)
 	if err := h.db.Close(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("close store: %w", err))
 	}
@@ -456,6 +464,7 @@ func (h *host) banner(recovered int) {
 	fmt.Fprintf(w, "  socket:  %s (warden approvals, grants, exec, audit, cron, kanban)\n", h.socket)
 	fmt.Fprintf(w, "  cron:    %s; steps run in %s\n", plural(h.cronJobs, "job"), h.cronDir)
 	fmt.Fprintf(w, "  kanban:  workers (%s worker) talk to %s; scratch workspaces in %s\n", h.cfg.Executable, h.dispatch.Socket(), h.cfg.ScratchDir)
+	fmt.Fprintf(w, "  agents:  %s\n", h.agents.describe)
 	if recovered > 0 {
 		fmt.Fprintf(w, "  recovered: withdrew %d request(s) left pending by an earlier run (host restarted)\n", recovered)
 	}
