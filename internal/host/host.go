@@ -435,7 +435,7 @@ func (h *host) serve(ctx context.Context) error {
 	}
 	sd.Wait()
 	stopWatch()
-	wg.Wait() // the scheduler and the dispatcher have returned: nothing writes the store any more
+	wg.Wait()        // the scheduler and the dispatcher have returned: nothing writes the store any more
 	h.agents.close() // MCP servers' sessions end (their stdio servers exit)
 	if err := h.db.Close(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("close store: %w", err))
