@@ -26,12 +26,21 @@ type chatOptions struct {
 	state  string
 	config string
 	yolo   bool
+	// query is -q: one message to the agent, no answer channel.
+	query string
 }
 
 const chatLong = `Start an interactive terminal session (owner cli, a new session key each
 time). Lines starting with ! run shell commands through the gate, as this
-session, in the current directory; everything else waits for the agent,
-which arrives in a later issue.
+session, in the current directory; any other line is a message to the
+agent (llm: in the config file), whose every tool call is decided by the
+gate as this session. Without a model configured, chat says how to set one
+and !COMMAND still works.
+
+-q MESSAGE is a single-query run: the agent answers one message and chat
+exits. It has no answer channel, whatever stdin is: the session is a
+single_query run, so its dangerous tool calls follow
+approvals.single_query_mode (deny by default) and nobody is asked.
 
 When stdin is a terminal, the terminal is the session's answer channel: a
 dangerous command stops at a prompt that shows what was found, with a
@@ -53,22 +62,30 @@ audit chain, so warden audit shows chat's decisions too. --yolo turns on
 yolo for this session only: its dangerous commands run without asking
 (hardline commands and deny rules still block).
 
-Exit status: 0 at the end of input; 2 if the state or config cannot be
-opened; 3 usage error; 130 interrupted.`
+An MCP server's question (elicitation) during one of the agent's tool
+calls is asked at this terminal too: the server's message, then each form
+field, then accept or decline. Without a terminal it is declined at once.
+
+Exit status: 0 at the end of input (-q: the agent answered); 2 if the
+state or config cannot be opened, or -q without a model or when the
+model fails; 3 usage error; 130 interrupted.`
 
 // newChatCmd builds "warden chat". The edge decides here whether stdin
 // is a terminal and where prompts are drawn.
 func newChatCmd() *cobra.Command {
 	var opts chatOptions
 	cmd := &cobra.Command{
-		Use:                   "chat [--state DIR] [--config FILE] [--yolo]",
+		Use:                   "chat [--state DIR] [--config FILE] [--yolo] [-q MESSAGE]",
 		Short:                 "An interactive terminal session: !COMMAND runs a shell command through the gate",
 		Long:                  chatLong,
 		DisableFlagsInUseLine: true,
 		Args:                  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := openTerminal(cmd.InOrStdin(), cmd.ErrOrStderr())
-			defer t.close()
+			var t *terminal
+			if opts.query == "" {
+				t = openTerminal(cmd.InOrStdin(), cmd.ErrOrStderr())
+				defer t.close()
+			}
 			dir, err := os.Getwd()
 			if err != nil {
 				return fmt.Errorf("chat: working directory: %w", err)
@@ -82,6 +99,7 @@ func newChatCmd() *cobra.Command {
 	addStateFlag(cmd, &opts.state)
 	cmd.Flags().StringVar(&opts.config, "config", "", "config file (default $XDG_CONFIG_HOME/warden/config.yaml)")
 	cmd.Flags().BoolVar(&opts.yolo, "yolo", false, "run this session's dangerous commands without asking (floors still apply)")
+	cmd.Flags().StringVarP(&opts.query, "query", "q", "", "ask the agent one message and exit (single_query: nobody is asked)")
 	return cmd
 }
 
@@ -144,8 +162,12 @@ func currentUser() string {
 }
 
 // terminalChannel is the answer channel of an attended chat session: the
-// terminal it runs in.
-type terminalChannel struct{}
+// terminal it runs in. It asks its human itself (host.Prompter), which
+// is how an MCP server's question reaches this terminal.
+type terminalChannel struct{ c *chat }
+
+// Prompt implements host.Prompter.
+func (t terminalChannel) Prompt(ctx context.Context, r store.Request) { t.c.prompt(ctx, r) }
 
 // Surface implements owner.AnswerChannel.
 func (terminalChannel) Surface() string { return "terminal" }
@@ -177,10 +199,12 @@ func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
 		_ = local.Shell.Reset(key) // the session is over: drop its shell state
 		_ = local.Close(end, "chat ended")
 	}()
-	o, err := chatOwner(key, env.term != nil)
+	c := &chat{key: key, local: local, env: env, in: newInput(env.stdin)}
+	o, err := chatOwner(key, env.term != nil, c)
 	if err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
+	c.owner = o
 	ownerJSON, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("chat: %w", err)
@@ -193,14 +217,16 @@ func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
 			return fmt.Errorf("chat: %w", err)
 		}
 	}
-	c := &chat{key: key, owner: o, local: local, env: env, in: newInput(env.stdin)}
+	if opts.query != "" {
+		return c.query(owner.With(ctx, o), opts.query)
+	}
 	c.intro(state, local.ConfigStatus, opts.yolo)
 	return c.loop(owner.With(ctx, o))
 }
 
 // chatOwner is the session's owner: cli with the terminal as its answer
 // channel, or single_query when there is no terminal to ask on.
-func chatOwner(key string, attended bool) (owner.Owner, error) {
+func chatOwner(key string, attended bool, c *chat) (owner.Owner, error) {
 	if !attended {
 		return owner.SingleQuery().WithSession(key)
 	}
@@ -208,7 +234,7 @@ func chatOwner(key string, attended bool) (owner.Owner, error) {
 	if err != nil {
 		return owner.Owner{}, err
 	}
-	return o.WithChannel(terminalChannel{})
+	return o.WithChannel(terminalChannel{c: c})
 }
 
 // chat is one running chat session.
@@ -237,7 +263,13 @@ func (c *chat) intro(state, cfgStatus string, yolo bool) {
 			fmt.Fprintln(w, "  yolo:   on, but it does not apply: a session nobody attends follows its mode")
 		}
 	}
-	fmt.Fprintln(w, "Type !COMMAND to run a shell command. The agent arrives in a later issue; only !COMMAND works now. End of input (Ctrl-D) leaves.")
+	if c.local.Agent.Configured() {
+		fmt.Fprintf(w, "  agent:  %s\n", c.local.AgentStatus)
+		fmt.Fprintln(w, "Type a message for the agent, or !COMMAND to run a shell command. End of input (Ctrl-D) leaves.")
+	} else {
+		fmt.Fprintf(w, "  agent:  %s\n", c.local.AgentStatus)
+		fmt.Fprintln(w, "Type !COMMAND to run a shell command. End of input (Ctrl-D) leaves.")
+	}
 }
 
 // loop reads lines until the end of input.
@@ -261,7 +293,9 @@ func (c *chat) loop(ctx context.Context) error {
 				return err
 			}
 		default:
-			fmt.Fprintln(c.env.stdout, "warden: the agent arrives in a later issue; only !COMMAND works now")
+			if err := c.ask(ctx, line); err != nil {
+				return err
+			}
 		}
 	}
 }

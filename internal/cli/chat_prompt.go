@@ -147,6 +147,10 @@ const promptTick = time.Second
 // input deny; an answer given on another surface (warden approvals)
 // ends the prompt and wakes the waiter with that answer.
 func (c *chat) prompt(ctx context.Context, r store.Request) {
+	if r.Elicit != nil {
+		c.elicitPrompt(ctx, r)
+		return
+	}
 	t := c.env.term
 	nl := "\n"
 	if t.raw != nil {

@@ -51,12 +51,28 @@ func (t mcpTools) Call(ctx context.Context, o owner.Owner, server, tool string, 
 // mcpclient has already declined for owners nobody attends.
 type brokerElicitor struct{ b *broker.Broker }
 
+// Prompter is an answer channel that asks its human itself, such as
+// warden chat's terminal: the broker hands it each question of its
+// owner that no runner call is waiting on (an MCP server's elicitation)
+// once the question is pending. The console needs none of this: it
+// watches the broker.
+type Prompter interface {
+	owner.AnswerChannel
+	Prompt(ctx context.Context, r store.Request)
+}
+
 // Elicit implements mcpclient.Elicitor.
 func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Question) (mcpclient.Answer, error) {
-	req, err := e.b.Ask(ctx, broker.Question{
+	bq := broker.Question{
 		Owner: o, Action: action.NewMCP(q.Server, "elicitation", nil, false), Rule: RuleElicitation,
 		Elicit: &store.Elicitation{Server: q.Server, Message: q.Message, Schema: q.Schema, URL: q.URL},
-	})
+	}
+	if ch, ok := o.Channel(); ok {
+		if p, ok := ch.(Prompter); ok {
+			bq.Notify = func(r store.Request) { p.Prompt(ctx, r) }
+		}
+	}
+	req, err := e.b.Ask(ctx, bq)
 	if errors.Is(err, broker.ErrNoChannel) {
 		return mcpclient.Answer{Action: mcpclient.ActionDecline}, nil
 	}

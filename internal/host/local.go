@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/execenv"
@@ -48,6 +49,12 @@ type Local struct {
 	Shell *shellstate.Manager
 	// ConfigStatus says which config was loaded, for the user.
 	ConfigStatus string
+	// Agent is the session's agent (llm:, mcp.servers); without a model
+	// it is not Configured and AgentStatus says how to configure one.
+	Agent       *agent.Agent
+	AgentStatus string
+
+	agents *agents
 
 	db *sqlite.DB
 }
@@ -67,7 +74,7 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 	if cfg.ConfigPath != "" {
 		paths.Protected = append(paths.Protected, cfg.ConfigPath)
 	}
-	pol, status, err := loadOnce(cfg.ConfigPath, paths, cfg.Logger)
+	pol, conf, status, err := loadOnce(cfg.ConfigPath, paths, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
@@ -80,12 +87,18 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 	}
 	l := &Local{ID: newID("local-"), Store: db, ConfigStatus: status, db: db}
 	l.Broker = broker.New(broker.Options{Requests: db, Grants: db, Host: l.ID, Alive: alive, Timeout: pol.Timeout, Logger: cfg.Logger})
-	if l.Gate, err = gate.New(gate.Options{Policy: pol, Grants: db, Sessions: db}); err != nil {
+	if l.agents, err = newAgents(agentDeps{cfg: conf, environ: cfg.Environ, broker: l.Broker, convs: db, logger: cfg.Logger}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
-	term := tools.Terminal{Env: execenv.Build(cfg.Environ, nil, nil)}
+	if l.Gate, err = gate.New(gate.Options{Policy: pol, Grants: db, Sessions: db, Guardian: l.agents.guardian}); err != nil {
+		l.agents.close()
+		db.Close()
+		return nil, fmt.Errorf("open local gate: %w", err)
+	}
+	term := tools.Terminal{Env: execenv.Build(cfg.Environ, conf.Tools.EnvPassthrough, nil)}
 	if l.Shell, err = shellstate.New(shellstate.Options{Dir: filepath.Join(state, ShellStateDir), Terminal: term, Logger: cfg.Logger}); err != nil {
+		l.agents.close()
 		db.Close()
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
@@ -93,6 +106,8 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 		Gate: l.Gate, Broker: l.Broker, Audit: db, Logger: cfg.Logger,
 		Terminal: term, Sessions: shellSessions{l.Shell},
 	})
+	l.agents.bind(l.Runner)
+	l.Agent, l.AgentStatus = l.agents.agent, l.agents.describe
 	return l, nil
 }
 
@@ -100,14 +115,16 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 // the store.
 func (l *Local) Close(ctx context.Context, cause string) error {
 	l.Broker.Close(ctx, cause)
+	l.agents.close()
 	if err := l.db.Close(); err != nil {
 		return fmt.Errorf("close local gate: %w", err)
 	}
 	return nil
 }
 
-// loadOnce loads and compiles the config without watching it.
-func loadOnce(path string, paths gate.Paths, logger *slog.Logger) (*gate.Policy, string, error) {
+// loadOnce loads and compiles the config without watching it; a
+// missing file gives the defaults.
+func loadOnce(path string, paths gate.Paths, logger *slog.Logger) (*gate.Policy, *config.Config, string, error) {
 	var cfg *config.Config
 	status := "none; safe defaults (approvals.mode manual, every unattended mode deny)"
 	if path != "" {
@@ -116,7 +133,7 @@ func loadOnce(path string, paths gate.Paths, logger *slog.Logger) (*gate.Policy,
 		case errors.Is(err, fs.ErrNotExist):
 			status = path + " (not found; safe defaults: approvals.mode manual, every unattended mode deny)"
 		case err != nil:
-			return nil, "", fmt.Errorf("config %s: %w", path, err)
+			return nil, nil, "", fmt.Errorf("config %s: %w", path, err)
 		default:
 			cfg, status = c, fmt.Sprintf("%s (loaded, sha256:%.12s…)", path, c.Digest)
 			for _, w := range warnings {
@@ -126,7 +143,10 @@ func loadOnce(path string, paths gate.Paths, logger *slog.Logger) (*gate.Policy,
 	}
 	p, err := gate.Compile(cfg, paths)
 	if err != nil {
-		return nil, "", fmt.Errorf("config %s: %w", path, err)
+		return nil, nil, "", fmt.Errorf("config %s: %w", path, err)
 	}
-	return p, status, nil
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	return p, cfg, status, nil
 }

@@ -1,0 +1,278 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wardenhq/warden/internal/agent"
+	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/llm"
+	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// errNoModel is -q without a model configured.
+var errNoModel = errors.New("no model configured: set llm.base_url and llm.model in the config file (see README: Agents)")
+
+// ask sends one line to the agent as the session and prints what it
+// does: its words on stdout, its tool calls and what became of them on
+// stderr. A dangerous call stops at the usual prompt.
+func (c *chat) ask(ctx context.Context, message string) error {
+	if !c.local.Agent.Configured() {
+		fmt.Fprintf(c.env.stderr, "warden: %s; !COMMAND still works\n", errNoModel)
+		return nil
+	}
+	_, err := c.local.Agent.Run(ctx, agent.Run{Conversation: c.key, Dir: c.env.dir, Emit: func(e agent.Event) { c.show(ctx, e) }}, message)
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if err != nil {
+		fmt.Fprintf(c.env.stderr, "warden: %v\n", err)
+	}
+	return nil
+}
+
+// query is chat -q: one message, no answer channel, then exit.
+func (c *chat) query(ctx context.Context, message string) error {
+	if !c.local.Agent.Configured() {
+		return errNoModel
+	}
+	res, err := c.local.Agent.Run(ctx, agent.Run{Conversation: c.key, Dir: c.env.dir, Emit: func(e agent.Event) { c.show(ctx, e) }}, message)
+	if err != nil {
+		if errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRefused) {
+			return fmt.Errorf("chat: %w", err)
+		}
+		return err
+	}
+	if res.Capped {
+		fmt.Fprintf(c.env.stderr, "warden: %s\n", res.Reply)
+	}
+	return nil
+}
+
+// show prints one event of the agent's run.
+func (c *chat) show(ctx context.Context, e agent.Event) {
+	out, errw := c.env.stdout, c.env.stderr
+	switch e.Kind {
+	case agent.Text:
+		fmt.Fprintln(out, sanitize(e.Text))
+	case agent.ToolCall:
+		fmt.Fprintf(errw, "→ %s %s\n", e.Tool, clipLine(e.Args, 200))
+	case agent.Pending:
+		if c.env.term != nil && e.Pending != nil {
+			c.prompt(ctx, *e.Pending)
+		}
+	case agent.Blocked:
+		fmt.Fprintf(errw, "warden: blocked: %s\n", sanitize(e.Text))
+	case agent.ToolResult:
+		fmt.Fprintf(errw, "  %s\n", strings.ReplaceAll(clipLines(e.Text, 12), "\n", "\n  "))
+	case agent.Notice:
+		fmt.Fprintf(errw, "warden: %s\n", sanitize(e.Text))
+	}
+}
+
+// clipLine folds s onto one line of at most n characters.
+func clipLine(s string, n int) string {
+	s = sanitize(strings.Join(strings.Fields(s), " "))
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// clipLines keeps the first n lines of s.
+func clipLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(sanitize(s), "\n"), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("… %d more lines", len(lines)-n))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// elicitPrompt asks an MCP server's question at the terminal: the
+// message, each field of the form (Enter leaves an optional one out),
+// then [a]ccept or [d]ecline. Bad values are asked again; end of input,
+// Ctrl-C or the deadline cancel.
+func (c *chat) elicitPrompt(ctx context.Context, r store.Request) {
+	w := c.env.term.w
+	el := r.Elicit
+	fmt.Fprintf(w, "\nwarden: MCP server %s asks (request %s):\n  %s\n", sanitize(el.Server), r.ID, strings.ReplaceAll(sanitize(el.Message), "\n", "\n  "))
+	ctx, cancel := context.WithDeadline(ctx, r.Deadline)
+	defer cancel()
+	content := map[string]any{}
+	fields, err := schemaFields(el.Schema)
+	if err != nil {
+		fmt.Fprintf(w, "  (this form cannot be filled in here: %v; only decline is possible)\n", err)
+		fields = nil
+	}
+	if el.URL != "" {
+		fmt.Fprintf(w, "  open: %s\n", sanitize(el.URL))
+	}
+	for _, f := range fields {
+		for {
+			fmt.Fprintf(w, "  %s: ", f.prompt())
+			line, err := c.in.line(ctx)
+			if err != nil {
+				c.resolveElicit(ctx, r, broker.Answer{Reason: "no answer"}, w)
+				return
+			}
+			v, ok, msg := f.parse(strings.TrimSpace(line))
+			if msg != "" {
+				fmt.Fprintf(w, "  %s\n", msg)
+				continue
+			}
+			if ok {
+				content[f.name] = v
+			}
+			break
+		}
+	}
+	for {
+		fmt.Fprint(w, "  [a]ccept [d]ecline: ")
+		line, err := c.in.line(ctx)
+		if err != nil {
+			c.resolveElicit(ctx, r, broker.Answer{Reason: "no answer"}, w)
+			return
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "a", "accept":
+			if fields == nil && el.URL == "" && len(el.Schema) > 0 {
+				fmt.Fprintln(w, "  this form cannot be accepted here")
+				continue
+			}
+			b, _ := json.Marshal(content)
+			c.resolveElicit(ctx, r, broker.Answer{Approve: true, Content: b}, w)
+			return
+		case "d", "decline":
+			c.resolveElicit(ctx, r, broker.Answer{}, w)
+			return
+		}
+	}
+}
+
+func (c *chat) resolveElicit(ctx context.Context, r store.Request, a broker.Answer, w io.Writer) {
+	a.By, a.Surface = c.env.user, terminalChannel{}.Surface()
+	if !a.Approve && a.Reason != "" {
+		// Nobody answered: let the deadline or the withdrawal cancel it.
+		fmt.Fprintln(w, "\n  no answer: the server is told the question was cancelled")
+		return
+	}
+	ended, err := c.local.Broker.Resolve(context.WithoutCancel(ctx), r.ID, a)
+	switch {
+	case errors.Is(err, broker.ErrNotPending):
+		fmt.Fprintln(w, "  "+localapi.LateMessage(ended))
+		c.local.Broker.Wake(context.WithoutCancel(ctx), r.ID)
+	case err != nil:
+		fmt.Fprintf(w, "  could not record the answer: %v\n", err)
+	}
+}
+
+// formField is one property of an elicitation's flat object schema.
+type formField struct {
+	name, title, typ string
+	enum             []string
+	required         bool
+}
+
+func (f formField) prompt() string {
+	p := f.name
+	if f.title != "" && f.title != f.name {
+		p = f.title + " (" + f.name + ")"
+	}
+	switch {
+	case len(f.enum) > 0:
+		p += " [" + strings.Join(f.enum, "/") + "]"
+	case f.typ == "boolean":
+		p += " [y/n]"
+	case f.typ != "" && f.typ != "string":
+		p += " (" + f.typ + ")"
+	}
+	if f.required {
+		p += " *"
+	}
+	return sanitize(p)
+}
+
+// parse reads a typed value; ok is false for an empty optional field,
+// msg says what is wrong.
+func (f formField) parse(s string) (v any, ok bool, msg string) {
+	if s == "" {
+		if f.required {
+			return nil, false, "required"
+		}
+		return nil, false, ""
+	}
+	switch {
+	case len(f.enum) > 0:
+		if !slices.Contains(f.enum, s) {
+			return nil, false, "choose one of " + strings.Join(f.enum, ", ")
+		}
+		return s, true, ""
+	case f.typ == "boolean":
+		switch strings.ToLower(s) {
+		case "y", "yes", "true":
+			return true, true, ""
+		case "n", "no", "false":
+			return false, true, ""
+		}
+		return nil, false, "answer y or n"
+	case f.typ == "integer":
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, false, "a whole number, please"
+		}
+		return i, true, ""
+	case f.typ == "number":
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, false, "a number, please"
+		}
+		return x, true, ""
+	}
+	return s, true, ""
+}
+
+// schemaFields reads the top-level properties of a flat object schema,
+// required ones first, then by name.
+func schemaFields(raw json.RawMessage) ([]formField, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var sch struct {
+		Properties map[string]struct {
+			Type  any      `json:"type"`
+			Title string   `json:"title"`
+			Enum  []string `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(raw, &sch); err != nil {
+		return nil, fmt.Errorf("unreadable schema: %w", err)
+	}
+	var out []formField
+	for name, p := range sch.Properties {
+		typ, _ := p.Type.(string)
+		switch typ {
+		case "", "string", "number", "integer", "boolean":
+		default:
+			return nil, fmt.Errorf("field %s has type %v", name, p.Type)
+		}
+		out = append(out, formField{name: name, title: p.Title, typ: typ, enum: p.Enum, required: slices.Contains(sch.Required, name)})
+	}
+	slices.SortFunc(out, func(a, b formField) int {
+		if a.required != b.required {
+			if a.required {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return out, nil
+}
