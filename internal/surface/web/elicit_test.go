@@ -1,13 +1,18 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/store"
 )
 
@@ -253,5 +258,238 @@ func TestAbbreviate(t *testing.T) {
 		if got := abbreviate(tc.in, tc.limit); got != tc.want {
 			t.Errorf("abbreviate(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
 		}
+	}
+}
+
+// elicitAsync puts an MCP server's question to web session key in the
+// background, as the mcp call that caused it, and returns the pending
+// request and the channel of Ask's final row.
+func (f *fixture) elicitAsync(ctx context.Context, key string, e store.Elicitation) (store.Request, <-chan store.Request) {
+	f.t.Helper()
+	o, err := f.console.webOwner(key)
+	must(f.t, err, "owner")
+	created := make(chan store.Request, 1)
+	final := make(chan store.Request, 1)
+	go func() {
+		r, err := f.broker.Ask(ctx, broker.Question{
+			Owner: o, Rule: "mcp.elicitation", Elicit: &e,
+			Action: action.NewMCP("files", "confirm_delete", json.RawMessage(`{"path":"/srv/x"}`), false),
+			Notify: func(r store.Request) { created <- r },
+		})
+		if err != nil {
+			r.State, r.Reason = store.Withdrawn, err.Error()
+		}
+		final <- r
+	}()
+	select {
+	case r := <-created:
+		return r, final
+	case r := <-final:
+		f.t.Fatalf("Ask ended without a request: %+v", r)
+	case <-time.After(20 * time.Second):
+		f.t.Fatal("no elicitation request after 20s")
+	}
+	return store.Request{}, nil
+}
+
+// bearerPost posts a form with the bearer token (a script: plain text
+// answers with the real status, no redirect).
+func (c *client) bearerPost(path string, form url.Values) response {
+	c.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, c.f.srv.URL+path, strings.NewReader(form.Encode()))
+	must(c.t, err, "request")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r := c.do(req)
+	r.body = strings.TrimSpace(r.body)
+	return r
+}
+
+// schemaConfirm is a small form: a required count and an optional flag.
+const schemaConfirm = `{"type":"object","properties":{"count":{"type":"integer","title":"How many","minimum":1},"force":{"type":"boolean"},"note":{"type":"string"}},"required":["count"]}`
+
+// TestElicitAnswer: Submit sends the typed content and Decline declines;
+// the waiting Ask gets the outcome, and no answer records a grant.
+func TestElicitAnswer(t *testing.T) {
+	tests := []struct {
+		name        string
+		e           store.Elicitation
+		form        url.Values
+		wantNotice  string
+		wantAction  string
+		wantContent string
+	}{
+		{"accept", store.Elicitation{Server: "files", Message: "Delete how many?", Schema: json.RawMessage(schemaConfirm)},
+			url.Values{"decision": {"accept"}, "f.count": {"3"}, "f.force": {"true"}, "f.note": {""}},
+			"Sent your answer to the question of MCP server “files”.", broker.ElicitAccept, `{"count":3,"force":true}`},
+		{"accept without a schema", store.Elicitation{Server: "files", Message: "Go on?"},
+			url.Values{"decision": {"accept"}}, "Sent your answer", broker.ElicitAccept, `{}`},
+		{"decline", store.Elicitation{Server: "files", Message: "Delete how many?", Schema: json.RawMessage(schemaConfirm)},
+			url.Values{"decision": {"decline"}, "f.count": {"3"}}, "Declined the question of MCP server “files”.", broker.ElicitDecline, ""},
+		{"url mode done", store.Elicitation{Server: "auth", Message: "Sign in", URL: "https://example.com/login"},
+			url.Values{"decision": {"accept"}}, "Told MCP server “auth” you are done.", broker.ElicitAccept, ""},
+		{"url mode decline", store.Elicitation{Server: "auth", Message: "Sign in", URL: "https://example.com/login"},
+			url.Values{"decision": {"decline"}}, "Declined", broker.ElicitDecline, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{})
+			c := f.client()
+			c.login(testToken)
+			req, final := f.elicitAsync(t.Context(), "el", tc.e)
+			if msg := c.answer(req.ID, tc.form); !strings.HasPrefix(msg, tc.wantNotice) {
+				t.Errorf("notice %q, want %q", msg, tc.wantNotice)
+			}
+			r := <-final
+			act, content := broker.ElicitOutcome(r)
+			if act != tc.wantAction || string(content) != tc.wantContent {
+				t.Fatalf("outcome %s %s, want %s %s", act, content, tc.wantAction, tc.wantContent)
+			}
+			if r.By != AnsweredBy || r.Surface != SurfaceName {
+				t.Errorf("answered by %q on %q", r.By, r.Surface)
+			}
+			gs, err := f.db.ListGrants(t.Context())
+			must(t, err, "grants")
+			if len(gs) != 0 {
+				t.Fatalf("an elicitation answer recorded grants: %+v", gs)
+			}
+		})
+	}
+}
+
+// TestElicitRefusedAnswers: answers that do not fit the request are
+// refused with 400 and a reason, and leave it pending: approval scopes
+// for an elicitation, Submit/Decline for an approval, bad form input,
+// and Submit for a form the console cannot show.
+func TestElicitRefusedAnswers(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	c := f.client()
+	el, elFinal := f.elicitAsync(t.Context(), "el", store.Elicitation{Server: "files", Message: "How many?", Schema: json.RawMessage(schemaConfirm)})
+	bad, badFinal := f.elicitAsync(t.Context(), "el", store.Elicitation{Server: "files", Message: "Nested",
+		Schema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object"}}}`)})
+	pending, done := f.shellAsync(t.Context(), "appr", "rm -rf ./nothing", t.TempDir())
+	appr := waitRequest(t, pending, done)
+
+	tests := []struct {
+		name string
+		id   string
+		form url.Values
+		want string
+	}{
+		{"once for an elicitation", el.ID, url.Values{"decision": {"once"}}, "answer it with Submit or Decline"},
+		{"session for an elicitation", el.ID, url.Values{"decision": {"session"}}, "grants nothing"},
+		{"always for an elicitation", el.ID, url.Values{"decision": {"always"}, "f.count": {"2"}}, "grants nothing"},
+		{"required missing", el.ID, url.Values{"decision": {"accept"}}, "Not answered: How many is required."},
+		{"not a number", el.ID, url.Values{"decision": {"accept"}, "f.count": {"two"}}, `Not answered: How many: "two" is not a whole number.`},
+		{"below minimum", el.ID, url.Values{"decision": {"accept"}, "f.count": {"0"}}, "Not answered: How many: at least 1."},
+		{"form that cannot be shown", bad.ID, url.Values{"decision": {"accept"}}, "you can only decline it"},
+		{"accept for an approval", appr.ID, url.Values{"decision": {"accept"}, "f.count": {"1"}}, "asks to approve an action"},
+		{"decline for an approval", appr.ID, url.Values{"decision": {"decline"}}, "asks to approve an action"},
+		{"unknown decision", el.ID, url.Values{"decision": {"maybe"}}, "Choose Approve once"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.bearerPost("/pending/"+tc.id+"/answer", tc.form)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.body, tc.want) {
+				t.Errorf("status %d %q, want 400 containing %q", r.status, r.body, tc.want)
+			}
+			if got, _ := f.db.GetRequest(t.Context(), tc.id); got.State != store.Pending {
+				t.Fatalf("a refused answer ended the request: %s", got.State)
+			}
+		})
+	}
+
+	// The refused ones are still answerable.
+	if r := c.bearerPost("/pending/"+bad.ID+"/answer", url.Values{"decision": {"decline"}}); r.status != http.StatusOK {
+		t.Errorf("decline of the unshowable form: %d %q", r.status, r.body)
+	}
+	if r := c.bearerPost("/pending/"+el.ID+"/answer", url.Values{"decision": {"accept"}, "f.count": {"2"}}); r.status != http.StatusOK {
+		t.Errorf("accept: %d %q", r.status, r.body)
+	}
+	if act, content := broker.ElicitOutcome(<-elFinal); act != broker.ElicitAccept || string(content) != `{"count":2,"force":false}` {
+		t.Errorf("outcome %s %s", act, content)
+	}
+	if act, _ := broker.ElicitOutcome(<-badFinal); act != broker.ElicitDecline {
+		t.Errorf("outcome of the unshowable form %s", act)
+	}
+	// A late answer says nothing pending, never "sent" or "approved".
+	r := c.bearerPost("/pending/"+el.ID+"/answer", url.Values{"decision": {"accept"}, "f.count": {"5"}})
+	if r.status != http.StatusConflict || !strings.HasPrefix(r.body, "Nothing pending — the question of MCP server “files” was already answered by admin on web") {
+		t.Errorf("late answer: %d %q", r.status, r.body)
+	}
+	if r := c.bearerPost("/pending/"+appr.ID+"/answer", url.Values{"decision": {"deny"}}); r.status != http.StatusOK {
+		t.Errorf("deny the approval: %d %q", r.status, r.body)
+	}
+	waitDone(t, done)
+	if gs, _ := f.db.ListGrants(t.Context()); len(gs) != 0 {
+		t.Fatalf("grants recorded: %+v", gs)
+	}
+}
+
+// TestElicitCardRenders: the card shows the server's untrusted message
+// escaped, the call that caused it, a form per the schema, Submit and
+// Decline, and no approval scopes; URL mode links with noopener; an
+// unshowable form offers only Decline.
+func TestElicitCardRenders(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	c := f.client()
+	c.login(testToken)
+	schema := `{"type":"object","properties":{
+		"count":{"type":"integer","title":"How <many>","minimum":1,"maximum":9,"description":"files to delete"},
+		"color":{"type":"string","oneOf":[{"const":"r","title":"Red"},{"const":"g","title":"<Green>"}]},
+		"force":{"type":"boolean","default":true},
+		"mail":{"type":"string","format":"email"}},"required":["count","color"]}`
+	form, _ := f.elicitAsync(t.Context(), "el", store.Elicitation{Server: "files", Message: "<script>alert(1)</script>\nSure?\x1b", Schema: json.RawMessage(schema)})
+	link, _ := f.elicitAsync(t.Context(), "el", store.Elicitation{Server: "auth", Message: "Sign in", URL: "https://example.com/login?a=1&b=2"})
+	nested, _ := f.elicitAsync(t.Context(), "el", store.Elicitation{Server: "files", Message: "Nested", Schema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"array"}}}`)})
+
+	body := c.get("/pending?session=el").body
+	card := func(id string) string {
+		i := strings.Index(body, `<article class="card" id="req-`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no card for %s in %s", id, body)
+		}
+		j := strings.Index(body[i:], "</article>")
+		return body[i : i+j]
+	}
+	tests := []struct {
+		name       string
+		card       string
+		want, deny []string
+	}{
+		{"form", card(form.ID), []string{
+			`MCP server <code>files</code> asks:`,
+			`<div class="elicit-message">&lt;script&gt;alert(1)&lt;/script&gt;` + "\nSure?\uFFFD</div>",
+			`<b>during</b> <code>files / confirm_delete</code>`,
+			`<label for="req-` + form.ID + `-f0">How &lt;many&gt; <span class="req" title="required">*</span></label>`,
+			`<input type="number" id="req-` + form.ID + `-f0" name="f.count" step="1" min="1" max="9" required>`,
+			`<p class="hint">files to delete</p>`,
+			`<select id="req-` + form.ID + `-f1" name="f.color" required>`,
+			`<option value="g">&lt;Green&gt;</option>`,
+			`name="f.force" value="true" checked>`,
+			`<input type="email" id="req-` + form.ID + `-f3" name="f.mail"`,
+			`value="accept" class="ok">Submit</button>`,
+			`value="decline" class="no">Decline</button>`,
+		}, []string{"<script>", `value="once"`, `value="session"`, `value="always"`, "\x1b"}},
+		{"url", card(link.ID), []string{
+			`<a href="https://example.com/login?a=1&amp;b=2" rel="noopener noreferrer" target="_blank">`,
+			`value="accept" class="ok">Done</button>`, `value="decline"`,
+		}, []string{`value="once"`, `name="f.`}},
+		{"unshowable", card(nested.ID), []string{"The console cannot show this form: field &#34;o&#34; is a nested array", `value="decline"`},
+			[]string{`value="accept"`, `value="once"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, w := range tc.want {
+				if !strings.Contains(tc.card, w) {
+					t.Errorf("card lacks %q:\n%s", w, tc.card)
+				}
+			}
+			for _, d := range tc.deny {
+				if strings.Contains(tc.card, d) {
+					t.Errorf("card has %q:\n%s", d, tc.card)
+				}
+			}
+		})
 	}
 }
