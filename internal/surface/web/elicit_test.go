@@ -493,3 +493,38 @@ func TestElicitCardRenders(t *testing.T) {
 		})
 	}
 }
+
+// TestElicitTexts: how an elicitation's ending is told, on a card still
+// on screen and to a late answer: never "approved", and a timeout says
+// the server was told it was cancelled.
+func TestElicitTexts(t *testing.T) {
+	e := &store.Elicitation{Server: "fi\u202Eles"}
+	tests := []struct {
+		r     store.Request
+		ended string
+		late  string
+	}{
+		{store.Request{State: store.Answered, Scope: store.Once, By: "admin", Surface: "web", Elicit: e},
+			"Answered by admin on web.", "Nothing pending — the question of MCP server “fi\uFFFDles” was already answered by admin on web. Your answer was not used."},
+		{store.Request{State: store.Denied, By: "admin", Surface: "web", Elicit: e},
+			"Declined by admin on web.", "Nothing pending — the question of MCP server “fi\uFFFDles” was already denied by admin on web. Your answer was not used."},
+		{store.Request{State: store.Expired, Elicit: e},
+			"Expired: nobody answered in time; the server was told it was cancelled.", "nobody answered in time, so the server was told it was cancelled. Your answer was not used."},
+		{store.Request{State: store.Withdrawn, Reason: "the call ended", Elicit: e},
+			"Withdrawn (the call ended); the server was told it was cancelled.", "Nothing pending — the question of MCP server “fi\uFFFDles” was withdrawn (the call ended). Your answer was not used."},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.r.State), func(t *testing.T) {
+			if got := endedText(tc.r); got != tc.ended {
+				t.Errorf("ended %q, want %q", got, tc.ended)
+			}
+			got := lateText(tc.r)
+			if !strings.HasSuffix(got, tc.late) && got != tc.late {
+				t.Errorf("late %q, want it to end %q", got, tc.late)
+			}
+			if strings.Contains(strings.ToLower(got+endedText(tc.r)), "approved") {
+				t.Errorf("says approved: %q / %q", got, endedText(tc.r))
+			}
+		})
+	}
+}
