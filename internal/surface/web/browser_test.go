@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -260,7 +261,7 @@ func TestBrowserComposer(t *testing.T) {
 	}
 	// The grant covers the next rm at once: no question.
 	step(t, ctx, "run again",
-		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "rm -rf ./other"),
+		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "!rm -rf ./other"),
 		chromedp.Click(chromedp.CSS(`form.composer button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#runs article.run.done:nth-child(2)`)),
 	)
@@ -283,4 +284,88 @@ func TestBrowserComposer(t *testing.T) {
 		t.Errorf("verify notice %q", got)
 	}
 	screenshot(t, ctx, "audit.png")
+}
+
+// TestBrowserElicitation: an MCP server's question appears live as a
+// form; the human fills it in and submits, and the waiting Ask gets
+// accept with the typed content. A screenshot of the card is saved.
+func TestBrowserElicitation(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := newBrowser(t)
+	loginAndWatch(t, ctx, f)
+
+	schema := `{"type":"object","properties":{
+		"count":{"type":"integer","title":"How many files","minimum":1,"maximum":9},
+		"size":{"type":"string","title":"Size","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]},
+		"force":{"type":"boolean","title":"Force"},
+		"note":{"type":"string","title":"Note","description":"optional"}},"required":["count","size"]}`
+	req, final := f.elicitAsync(t.Context(), "browser-elicit", store.Elicitation{
+		Server: "files", Message: "Delete files in /srv/x?\n<b>Careful</b>", Schema: []byte(schema),
+	})
+	card := "#req-" + req.ID
+	step(t, ctx, "see the question appear live", chromedp.WaitVisible(chromedp.CSS(card+" form.elicit")))
+	if got := text(t, ctx, card+" .elicit-message"); got != "Delete files in /srv/x?\n<b>Careful</b>" {
+		t.Errorf("message %q", got)
+	}
+	screenshot(t, ctx, "elicitation.png")
+	step(t, ctx, "fill in and submit",
+		chromedp.SendKeys(chromedp.CSS(card+` input[name="f.count"]`), "4"),
+		chromedp.SetValue(chromedp.CSS(card+` select[name="f.size"]`), "l"),
+		chromedp.Click(chromedp.CSS(card+` input[name="f.force"]`)),
+		chromedp.SendKeys(chromedp.CSS(card+` input[name="f.note"]`), "ok by me"),
+		chromedp.Click(chromedp.CSS(card+` button[value="accept"]`)),
+	)
+	var r store.Request
+	select {
+	case r = <-final:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiting Ask did not return")
+	}
+	act, content := broker.ElicitOutcome(r)
+	if act != broker.ElicitAccept || string(content) != `{"count":4,"force":true,"note":"ok by me","size":"l"}` {
+		t.Fatalf("outcome %s %s", act, content)
+	}
+	step(t, ctx, "see the notice", chromedp.WaitVisible(chromedp.CSS("#flash")))
+	if got := text(t, ctx, "#flash"); got != "Sent your answer to the question of MCP server “files”." {
+		t.Errorf("notice %q", got)
+	}
+	step(t, ctx, "the card is gone", chromedp.WaitNotPresent(chromedp.CSS(card)))
+}
+
+// TestBrowserAgentComposer: a message to the agent whose tool call needs
+// approval: the card appears in the session's queue, the transcript
+// links it, approving it lets the command run, and the reply appears
+// live. A screenshot of the finished transcript is saved.
+func TestBrowserAgentComposer(t *testing.T) {
+	m := newFakeModel(t, terminalModel)
+	f := newFixture(t, fixtureOptions{agent: true, model: m.client()})
+	ctx := newBrowser(t)
+	loginAndWatch(t, ctx, f)
+	step(t, ctx, "create a session",
+		chromedp.Navigate(f.srv.URL+"/sessions"),
+		chromedp.SendKeys(chromedp.CSS(`form.new-session input[name="key"]`), "agent"),
+		chromedp.Click(chromedp.CSS(`form.new-session button`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer input[name="line"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#live")),
+	)
+	step(t, ctx, "ask the agent",
+		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "run: rm -rf ./nothing-here"),
+		chromedp.Click(chromedp.CSS(`form.composer button`)),
+		chromedp.WaitVisible(chromedp.CSS("#queue article.card")),
+		chromedp.WaitVisible(chromedp.CSS("#runs article.run.agent.running li.pending a")),
+	)
+	step(t, ctx, "approve once",
+		chromedp.Click(chromedp.CSS(`#queue article.card button[value="once"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#runs article.run.agent.done .reply")),
+	)
+	// The live list may swap the run's node between finding and reading
+	// it (the page reloaded after the answer and catches up), so read
+	// until it holds still.
+	eventually(t, "the reply", func() (bool, string) {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		got, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS("#runs article.run.agent.done .reply")))
+		return err == nil && got == "done:", fmt.Sprint(got, err)
+	})
+	screenshot(t, ctx, "agent-transcript.png")
 }

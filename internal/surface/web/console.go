@@ -33,13 +33,27 @@
 // # Composer
 //
 // A session page of a web session (owner gateway:web/KEY, session KEY)
-// has a composer. Each line is run as a shell command as that session,
-// with the console as its answer channel: "!cmd" runs cmd, and a line
-// without "!" is run as a command too (the console has no agent to hand
-// prose to). Runs continue in the background, bound to the console's
-// lifetime rather than the browser request, so a dangerous command's
-// question can be answered on the same page; the page follows the run
-// live. Sessions of other owners (terminal, chat) are shown read-only.
+// has a composer. A line starting with "!" is run as a shell command as
+// that session, with the console as its answer channel; any other line
+// is a message to the agent (Options.Agent), which runs as the same
+// owner and continues the session's conversation, one message at a
+// time per session. Without a configured model a message is refused
+// with how to configure one. Runs continue in the background, bound to
+// the console's lifetime rather than the browser request, so a
+// dangerous action's question can be answered on the same page; the
+// page follows the run live, an agent run as a transcript of its tool
+// calls, approvals, refusals, results and reply. Sessions of other
+// owners (terminal, chat) are shown read-only.
+//
+// # Elicitations
+//
+// A pending request that is an MCP server's question (store.Request
+// Elicit) gets a card with the server's message, shown as untrusted
+// plain text, and a form generated from the requested flat schema, or
+// for URL mode the link to open. Submit accepts with the form's values,
+// typed and checked against the stored schema; Decline declines. An
+// elicitation grants nothing, so the approval scopes are refused for
+// it, and Submit/Decline are refused for approvals.
 //
 // # Cron
 //
@@ -54,11 +68,12 @@
 //	GET  /login, POST /login, POST /logout
 //	GET  /pending[?session=K]        pending requests (live)
 //	GET  /pending/list               the live fragment
-//	POST /pending/{id}/answer        decision=once|session|always|deny, grain=exact|prefix, pattern, reason
+//	POST /pending/{id}/answer        decision=once|session|always|deny, grain=exact|prefix, pattern, reason;
+//	                                 for an elicitation decision=accept|decline and f.NAME per field
 //	GET  /sessions, POST /sessions   list; create a web session (key)
 //	GET  /sessions/{key}             queue, composer, runs
 //	GET  /sessions/{key}/runs        the live runs fragment
-//	POST /sessions/{key}/run         line
+//	POST /sessions/{key}/run         line: "!cmd" runs cmd, anything else asks the agent
 //	POST /sessions/{key}/yolo        on=true|false
 //	GET  /grants, POST /grants/revoke (id)
 //	GET  /audit[?session&verdict&since&limit], POST /audit/verify
@@ -85,6 +100,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/owner"
@@ -124,6 +140,9 @@ type Broker interface {
 
 // Store is what the console reads and changes in the host's store.
 type Store interface {
+	// GetRequest reads one request, so an answer can be checked
+	// against its kind (approval or elicitation) before it is given.
+	GetRequest(ctx context.Context, id string) (store.Request, error)
 	ListGrants(ctx context.Context) ([]grant.Grant, error)
 	RevokeGrant(ctx context.Context, id string) error
 	ListSessions(ctx context.Context) ([]store.SessionRow, error)
@@ -144,8 +163,12 @@ type Runner interface {
 type Options struct {
 	Broker Broker
 	Store  Store
-	// Runner runs composer commands; nil disables the composer.
+	// Runner runs composer commands ("!cmd"); nil disables them.
 	Runner Runner
+	// Agent answers composer messages (lines without "!") as the web
+	// session; nil, or one without a model (Configured false), means
+	// messages are refused with how to configure a model.
+	Agent *agent.Agent
 	// Cron starts cron runs and CronStore lists jobs and runs for the
 	// cron page; with either nil the page says cron is not available.
 	Cron      Cron
@@ -203,6 +226,7 @@ type Console struct {
 	closed   bool
 	sessions map[[32]byte]*loginSession // by SHA-256 of the cookie value
 	runs     map[string][]*run          // by session key, newest last
+	talking  map[string]*run            // the agent run in flight, by session key
 	active   int                        // runs in flight
 	nextRun  int
 	subs     map[chan event]struct{} // run events for /events
@@ -257,6 +281,7 @@ func New(o Options) (*Console, error) {
 		ctx:     ctx, cancel: cancel,
 		sessions:  map[[32]byte]*loginSession{},
 		runs:      map[string][]*run{},
+		talking:   map[string]*run{},
 		subs:      map[chan event]struct{}{},
 		viewCache: map[string]*requestView{},
 	}

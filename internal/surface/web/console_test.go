@@ -550,7 +550,7 @@ func TestSessionsComposer(t *testing.T) {
 
 	// A dangerous one waits in the session's queue; answering it from
 	// the session page returns there, and the run finishes.
-	c.follow(here+"/run", url.Values{"line": {"rm -rf ./nothing-here"}})
+	c.follow(here+"/run", url.Values{"line": {"!rm -rf ./nothing-here"}})
 	var id string
 	eventually(t, "request in the queue", func() (bool, string) {
 		p, _ := f.broker.Pending(t.Context(), key)
@@ -572,7 +572,7 @@ func TestSessionsComposer(t *testing.T) {
 	})
 
 	// A denied one says so.
-	c.follow(here+"/run", url.Values{"line": {"rm -rf ./again"}})
+	c.follow(here+"/run", url.Values{"line": {"!rm -rf ./again"}})
 	eventually(t, "second request", func() (bool, string) {
 		p, _ := f.broker.Pending(t.Context(), key)
 		if len(p) == 1 {
@@ -603,7 +603,7 @@ func TestSessionsComposer(t *testing.T) {
 	if p := c.get("/sessions/tg"); strings.Contains(p.body, `class="composer"`) {
 		t.Error("a telegram session has a composer")
 	}
-	if r := c.post("/sessions/tg/run", url.Values{"line": {"echo no"}}); r.status != http.StatusSeeOther {
+	if r := c.post("/sessions/tg/run", url.Values{"line": {"!echo no"}}); r.status != http.StatusSeeOther {
 		t.Fatalf("run in a telegram session: %d", r.status)
 	} else if msg := flashOf(c.get(r.header.Get("Location")).body); !strings.Contains(msg, "not an open web session") {
 		t.Errorf("run in a telegram session: %q", msg)
@@ -805,7 +805,7 @@ func TestCloseWithdrawsRuns(t *testing.T) {
 	if runs := f.console.runViews("closing"); len(runs) != 1 || runs[0].State != runBlocked || !strings.Contains(runs[0].Message, "withdrawn (web console closed)") {
 		t.Fatalf("run after Close: %+v", runs)
 	}
-	if r := c.post("/sessions/closing/run", url.Values{"line": {"echo late"}}); r.status != http.StatusSeeOther {
+	if r := c.post("/sessions/closing/run", url.Values{"line": {"!echo late"}}); r.status != http.StatusSeeOther {
 		t.Fatalf("run after Close: %d", r.status)
 	} else if msg := flashOf(c.get(r.header.Get("Location")).body); !strings.Contains(msg, "closing") {
 		t.Errorf("run after Close: %q", msg)

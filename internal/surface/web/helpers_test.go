@@ -19,9 +19,11 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/cron"
 	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/shellstate"
@@ -48,6 +50,9 @@ type fixture struct {
 	// shell keeps the sessions' shell state when fixtureOptions.shell
 	// is set.
 	shell *shellstate.Manager
+	// dir is the console's working directory (composer runs and the
+	// agent's tools).
+	dir string
 }
 
 type fixtureOptions struct {
@@ -57,6 +62,10 @@ type fixtureOptions struct {
 	cron    bool             // run a cron scheduler and give it to the console
 	board   bool             // give the console the store as its kanban board
 	shell   bool             // keep sessions' shell state (shellstate)
+	// agent gives the console an agent with model (nil: an agent
+	// without a configured model).
+	agent bool
+	model llm.Client
 }
 
 // shellSessions gives a runner a shellstate.Manager.
@@ -103,6 +112,9 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	}
 	r := runner.New(ro)
 	o := Options{Broker: b, Store: db, Runner: r, Token: testToken, Hosts: fo.hosts, Logger: log, Dir: t.TempDir(), Now: fo.now}
+	if fo.agent {
+		o.Agent = agent.New(agent.Options{Model: fo.model, Exec: r, Conversations: db, Logger: log})
+	}
 	if shell != nil {
 		o.ShellReset = func(_ context.Context, key string) error { return shell.Reset(key) }
 	}
@@ -123,7 +135,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	// then the server, then the broker and the store registered above.
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { c.Close() })
-	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv, cron: sched, shell: shell}
+	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv, cron: sched, shell: shell, dir: o.Dir}
 }
 
 // startCron runs a cron scheduler on db and r until the test ends

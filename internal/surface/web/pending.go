@@ -52,6 +52,12 @@ type requestView struct {
 	// Left is the server's rendering of the time left, set per render
 	// on a copy; the script counts down from DeadlineISO.
 	Left string
+	// Elicit is set for an MCP server's question: the card shows its
+	// message and a form instead of approval buttons.
+	Elicit *elicitView
+	// CSRF and Back are the list's, set per render on a copy, for the
+	// elicitation card's forms (a nested template sees only its card).
+	CSRF, Back string
 }
 
 // segment is a run of the command text.
@@ -122,6 +128,7 @@ func (c *Console) listPending(ctx context.Context, a *authn, session, back strin
 	for i, v := range views {
 		out.Requests[i] = *v // a copy: the cached view is shared
 		out.Requests[i].Left = left(now, v.deadline)
+		out.Requests[i].CSRF, out.Requests[i].Back = out.CSRF, out.Back
 	}
 	if session == "" {
 		c.pruneViews(reqs)
@@ -197,6 +204,18 @@ func viewRequest(r store.Request) *requestView {
 		ID: r.ID, Session: r.Session, Owner: r.OwnerText, Kind: string(r.Action.Kind), Rule: r.Rule,
 		SessionURL: sessionURL(r.Session), Created: clock(r.Created),
 		DeadlineISO: iso(r.Deadline), DeadlineClock: clock(r.Deadline), deadline: r.Deadline,
+	}
+	if r.Elicit != nil {
+		v.Elicit = viewElicit(r.Elicit)
+		if r.Action.Kind == action.MCP && (r.Action.Server != "" || r.Action.Tool != "") {
+			// The call that made the server ask; the model wrote its
+			// arguments, so they are untrusted too.
+			v.Detail = append(v.Detail, detail{"during", untrusted(r.Action.Server+" / "+r.Action.Tool, maxElicitLabel, false)})
+			if len(r.Action.Args) > 0 {
+				v.Detail = append(v.Detail, detail{"args", untrusted(string(r.Action.Args), maxElicitHelp, false)})
+			}
+		}
+		return v
 	}
 	var an *findings
 	if len(r.Analysis) > 0 {
@@ -327,12 +346,39 @@ func details(a action.Action) []detail {
 	return out
 }
 
-// answer resolves one request from a card's buttons.
+// answer resolves one request from a card's buttons. The request is
+// read first, so an elicitation is answered only with Submit or Decline
+// and an approval only with its own buttons: a mismatch is refused
+// before anything is resolved.
 func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
 	id := r.PathValue("id")
 	back := safeNext(r.PostFormValue("back"))
+	decision := r.PostFormValue("decision")
+	switch decision {
+	case "once", "session", "always", "deny", "accept", "decline":
+	default:
+		c.done(w, r, a, back, http.StatusBadRequest, "error", "Choose Approve once, For this session, Always or Deny (for an MCP server's question: Submit or Decline).")
+		return
+	}
+	req, err := c.o.Store.GetRequest(r.Context(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		c.done(w, r, a, back, http.StatusNotFound, "late", "Nothing pending — there is no request "+id+".")
+		return
+	case err != nil:
+		c.log.ErrorContext(r.Context(), "get request", "id", id, "err", err)
+		c.done(w, r, a, back, http.StatusInternalServerError, "error", "The answer was not recorded (store error); nothing was approved. Try again.")
+		return
+	case req.State != store.Pending:
+		c.done(w, r, a, back, http.StatusConflict, "late", lateText(req))
+		return
+	}
+	if req.Elicit != nil {
+		c.answerElicit(w, r, a, req, decision, back)
+		return
+	}
 	ans := broker.Answer{By: AnsweredBy, Surface: SurfaceName}
-	switch r.PostFormValue("decision") {
+	switch decision {
 	case "once":
 		ans.Approve, ans.Scope = true, store.Once
 	case "session":
@@ -341,8 +387,8 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
 		ans.Approve, ans.Scope = true, store.Always
 	case "deny":
 		ans.Reason = cleanReason(r.PostFormValue("reason"))
-	default:
-		c.done(w, r, a, back, http.StatusBadRequest, "error", "Choose Approve once, For this session, Always or Deny.")
+	default: // accept, decline
+		c.done(w, r, a, back, http.StatusBadRequest, "error", "Request "+id+" asks to approve an action, not to fill in a form: choose Approve once, For this session, Always or Deny.")
 		return
 	}
 	if ans.Approve && ans.Scope != store.Once {
@@ -361,6 +407,47 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
 			return
 		}
 	}
+	c.resolve(w, r, a, back, id, ans)
+}
+
+// answerElicit answers an MCP server's question: accept sends the form's
+// values, typed by the schema stored with the request; decline (or deny)
+// refuses. An elicitation grants nothing, so the approval scopes are
+// refused rather than quietly treated as an accept.
+func (c *Console) answerElicit(w http.ResponseWriter, r *http.Request, a *authn, req store.Request, decision, back string) {
+	ans := broker.Answer{By: AnsweredBy, Surface: SurfaceName}
+	switch decision {
+	case "accept":
+		ans.Approve, ans.Scope = true, store.Once
+		if req.Elicit.URL == "" { // URL mode: the human says they are done; no content
+			fields, err := formFields(req.Elicit.Schema)
+			if err != nil {
+				c.done(w, r, a, back, http.StatusBadRequest, "error", "Not answered: the console cannot show this form ("+err.Error()+"); you can only decline it.")
+				return
+			}
+			content, err := formContent(fields, r.PostForm)
+			if fe := (formError{}); errors.As(err, &fe) {
+				c.done(w, r, a, back, http.StatusBadRequest, "error", "Not answered: "+fe.msg+".")
+				return
+			}
+			if err != nil {
+				c.fail(w, r, err)
+				return
+			}
+			ans.Content = content
+		}
+	case "decline", "deny":
+		ans.Reason = cleanReason(r.PostFormValue("reason"))
+	default:
+		c.done(w, r, a, back, http.StatusBadRequest, "error", "Request "+req.ID+" is a question from MCP server “"+untrusted(req.Elicit.Server, maxElicitLabel, false)+"”: answer it with Submit or Decline. It grants nothing, so once, for this session and always do not apply.")
+		return
+	}
+	c.resolve(w, r, a, back, req.ID, ans)
+}
+
+// resolve hands an answer to the broker and tells the human whether it
+// counted.
+func (c *Console) resolve(w http.ResponseWriter, r *http.Request, a *authn, back, id string, ans broker.Answer) {
 	// The human has spoken: record the answer even if the browser goes
 	// away while the store writes it.
 	req, err := c.o.Broker.Resolve(context.WithoutCancel(r.Context()), id, ans)
@@ -369,11 +456,13 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
 		c.done(w, r, a, back, http.StatusConflict, "late", lateText(req))
 	case errors.Is(err, store.ErrNotFound):
 		c.done(w, r, a, back, http.StatusNotFound, "late", "Nothing pending — there is no request "+id+".")
+	case errors.Is(err, broker.ErrContent):
+		c.done(w, r, a, back, http.StatusBadRequest, "error", "Not answered: "+err.Error()+".")
 	case err != nil:
 		c.log.ErrorContext(r.Context(), "resolve request", "id", id, "err", err)
 		c.done(w, r, a, back, http.StatusInternalServerError, "error", "The answer was not recorded (store error); nothing was approved. Try again.")
 	default:
-		c.log.InfoContext(r.Context(), "answered", "id", id, "state", req.State, "scope", req.Scope, "grain", req.Grain)
+		c.log.InfoContext(r.Context(), "answered", "id", id, "state", req.State, "scope", req.Scope, "grain", req.Grain, "elicitation", req.Elicit != nil)
 		c.done(w, r, a, back, http.StatusOK, "ok", answeredText(req, ans.Pattern))
 	}
 }
@@ -414,6 +503,9 @@ func cleanReason(s string) string {
 
 // what names a request's action in a notice.
 func what(r store.Request) string {
+	if r.Elicit != nil {
+		return "the question of MCP server “" + untrusted(r.Elicit.Server, maxElicitLabel, false) + "”"
+	}
 	s := r.Action.Payload()
 	if r.Action.Kind != action.Shell {
 		s = string(r.Action.Kind) + " " + s
@@ -427,6 +519,18 @@ func what(r store.Request) string {
 
 // answeredText confirms an answer that counted.
 func answeredText(r store.Request, pattern string) string {
+	if r.Elicit != nil {
+		switch r.State {
+		case store.Denied:
+			return "Declined " + what(r) + "."
+		case store.Answered:
+			if r.Elicit.URL != "" {
+				return "Told MCP server “" + untrusted(r.Elicit.Server, maxElicitLabel, false) + "” you are done."
+			}
+			return "Sent your answer to " + what(r) + "."
+		}
+		return lateText(r)
+	}
 	if r.State == store.Denied {
 		msg := "Denied " + what(r) + "."
 		if r.Reason != "" {
@@ -458,6 +562,12 @@ func answeredText(r store.Request, pattern string) string {
 // (invariant 10; the reference system showed expired taps as approved).
 func lateText(r store.Request) string {
 	base := "Nothing pending — " + what(r)
+	switch {
+	case r.Elicit != nil && r.State == store.Expired:
+		return base + " had expired at " + r.Deadline.Local().Format("15:04:05") + "; nobody answered in time, so the server was told it was cancelled. Your answer was not used."
+	case r.Elicit != nil && r.State == store.Answered:
+		return base + " was already answered" + by(r) + ". Your answer was not used."
+	}
 	switch r.State {
 	case store.Expired:
 		return base + " had expired at " + r.Deadline.Local().Format("15:04:05") + "; nobody answered in time, so it was not run. Your answer was not used."
@@ -482,6 +592,18 @@ func lateText(r store.Request) string {
 // endedText says how a request ended, for cards that are still on screen
 // when it ends elsewhere.
 func endedText(r store.Request) string {
+	if r.Elicit != nil {
+		switch r.State {
+		case store.Answered:
+			return "Answered" + by(r) + "."
+		case store.Denied:
+			return "Declined" + by(r) + "."
+		case store.Expired:
+			return "Expired: nobody answered in time; the server was told it was cancelled."
+		case store.Withdrawn:
+			return "Withdrawn (" + r.Reason + "); the server was told it was cancelled."
+		}
+	}
 	switch r.State {
 	case store.Answered:
 		return "Approved " + scopeText(r.Scope) + by(r) + "."

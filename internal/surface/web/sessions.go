@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/wardenhq/warden/internal/agent"
+	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
 )
@@ -25,12 +29,28 @@ const (
 	runFailed  = "error"   // could not be authorised or started
 )
 
-// run is one composer command. Its fields are guarded by Console.mu;
-// out guards itself.
+// Bounds on an agent run's transcript: the model and the tools' output
+// are untrusted and unbounded.
+const (
+	maxSteps    = 200      // steps a transcript keeps (the latest)
+	maxStepText = 4000     // bytes of a reply or notice shown
+	maxStepArgs = 1000     // bytes of a tool call's arguments shown
+	maxStepOut  = 2000     // bytes of a tool result shown (head and tail)
+	maxMessage  = 16 << 10 // bytes of a composer message
+	busyText    = "the agent is still working on the previous message"
+	noModelText = "No model configured: set llm.base_url and llm.model in the config file (README: Agents)."
+)
+
+// errBusy: the session's agent is still on its previous message.
+var errBusy = errors.New(busyText)
+
+// run is one composer line: a shell command, or a message to the agent
+// (agent set). Its fields are guarded by Console.mu; out guards itself.
 type run struct {
 	id      int
 	session string
-	command string
+	command string // the command, or the message to the agent
+	agent   bool
 	started time.Time
 	ended   time.Time
 	state   string
@@ -38,6 +58,57 @@ type run struct {
 	message string
 	exit    int
 	out     *output
+	steps   []transcriptStep // an agent run's transcript
+	dropped int              // steps dropped from its start to keep maxSteps
+}
+
+// transcriptStep is one event of an agent run as its transcript shows it.
+type transcriptStep struct {
+	Kind    string // an agent.EventKind
+	Tool    string
+	Args    string
+	Text    string
+	Request string
+}
+
+// addStep records an agent event, bounded and made safe to show. The
+// model writes tool arguments and replies, and tools print anything, so
+// all of it is treated as untrusted text.
+func (ru *run) addStep(e agent.Event) {
+	st := transcriptStep{Kind: string(e.Kind), Tool: untrusted(e.Tool, maxElicitLabel, false), Request: e.Request}
+	switch e.Kind {
+	case agent.ToolCall:
+		st.Args = untrusted(e.Args, maxStepArgs, true)
+	case agent.ToolResult:
+		st.Text = abbreviate(untrusted(e.Text, 4*maxOutput, true), maxStepOut)
+	case agent.Pending:
+		ru.request = e.Request
+		st.Text = untrusted(e.Text, maxStepText, true)
+	default:
+		st.Text = untrusted(e.Text, maxStepText, true)
+	}
+	if len(ru.steps) >= maxSteps {
+		ru.steps = ru.steps[1:]
+		ru.dropped++
+	}
+	ru.steps = append(ru.steps, st)
+}
+
+// abbreviate keeps the head and the tail of a long text (a command's
+// first lines and its exit status), saying how much was cut.
+func abbreviate(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	half := limit / 2
+	head, tail := half, len(s)-half
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + fmt.Sprintf("\n… %d bytes not shown …\n", tail-head) + s[tail:]
 }
 
 // output is a bounded, concurrency-safe buffer for a command's stdout and
@@ -77,6 +148,11 @@ type runView struct {
 	ID      int
 	Key     string // changes whenever the view does, so the script swaps it
 	Command string
+	// Agent marks a message to the agent; Steps is its transcript and
+	// Dropped how many earlier steps it no longer shows.
+	Agent   bool
+	Steps   []transcriptStep
+	Dropped int
 	Started time.Time
 	Ended   time.Time
 	State   string
@@ -105,6 +181,9 @@ type sessionData struct {
 	RunsURL  string
 	Queue    pendingList
 	Composer bool
+	// Model says whether composer messages go to an agent with a
+	// configured model; Shell whether "!cmd" lines can run.
+	Model, Shell bool
 	// ShellReset shows the "Reset shell" button.
 	ShellReset bool
 	Runs       []runView
@@ -157,7 +236,9 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, a *authn) 
 		ListURL:    "/pending/list" + queryOf("session", key, "back", here),
 		RunsURL:    here + "/runs",
 		Queue:      queue,
-		Composer:   c.o.Runner != nil && isWebSession(row) && row.Ended.IsZero(),
+		Composer:   (c.o.Runner != nil || c.o.Agent.Configured()) && isWebSession(row) && row.Ended.IsZero(),
+		Model:      c.o.Agent.Configured(),
+		Shell:      c.o.Runner != nil,
 		Runs:       c.runViews(key),
 		ShellReset: c.o.ShellReset != nil,
 	}
@@ -261,21 +342,31 @@ func (c *Console) resetShell(w http.ResponseWriter, r *http.Request, a *authn) {
 	c.done(w, r, a, sessionURL(key), http.StatusOK, "ok", "The shell of session "+key+" was reset: its next command starts in a fresh shell.")
 }
 
-// runCommand starts a composer line as the web session. A line starting
-// with "!" is a shell command; so is any other line, since the console
-// has no agent to hand prose to. The run continues in the background
-// (its approval may be answered on this very page); the page follows it
-// live.
+// runCommand starts a composer line as the web session: a line
+// starting with "!" is a shell command, any other line a message to the
+// agent. Either continues in the background (its approvals may be
+// answered on this very page); the page follows it live.
 func (c *Console) runCommand(w http.ResponseWriter, r *http.Request, a *authn) {
 	key := r.PathValue("key")
 	here := sessionURL(key)
-	cmd := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(r.PostFormValue("line")), "!"))
-	if cmd == "" {
-		c.done(w, r, a, here, http.StatusBadRequest, "error", "Type a command, like !ls -la.")
+	line := strings.TrimSpace(r.PostFormValue("line"))
+	cmd, isShell := strings.CutPrefix(line, "!")
+	cmd = strings.TrimSpace(cmd)
+	switch {
+	case line == "":
+		c.done(w, r, a, here, http.StatusBadRequest, "error", "Type a message for the agent, or a command like !ls -la.")
 		return
-	}
-	if c.o.Runner == nil {
+	case isShell && cmd == "":
+		c.done(w, r, a, here, http.StatusBadRequest, "error", "Type a command after the !, like !ls -la.")
+		return
+	case isShell && c.o.Runner == nil:
 		c.done(w, r, a, here, http.StatusServiceUnavailable, "error", "This console cannot run commands.")
+		return
+	case !isShell && !c.o.Agent.Configured():
+		c.done(w, r, a, here, http.StatusServiceUnavailable, "error", noModelText+" Lines starting with ! run as shell commands.")
+		return
+	case !isShell && len(line) > maxMessage:
+		c.done(w, r, a, here, http.StatusRequestEntityTooLarge, "error", fmt.Sprintf("The message is longer than %d bytes.", maxMessage))
 		return
 	}
 	row, err := c.o.Store.GetSession(r.Context(), key)
@@ -296,7 +387,21 @@ func (c *Console) runCommand(w http.ResponseWriter, r *http.Request, a *authn) {
 		c.fail(w, r, err)
 		return
 	}
-	ru, err := c.startRun(o, cmd)
+	if !isShell {
+		ru, err := c.startRun(o, line, true)
+		if errors.Is(err, errBusy) {
+			c.done(w, r, a, here, http.StatusConflict, "error", "Not sent: "+busyText+" (run "+fmt.Sprint(ru.id)+"). Answer or wait for it first.")
+			return
+		}
+		if err != nil {
+			c.done(w, r, a, here, http.StatusServiceUnavailable, "error", "Not sent: "+err.Error()+".")
+			return
+		}
+		c.log.InfoContext(r.Context(), "composer message", "session", key, "run", ru.id)
+		c.done(w, r, a, here, http.StatusAccepted, "ok", fmt.Sprintf("Run %d: the agent is working on your message.", ru.id))
+		return
+	}
+	ru, err := c.startRun(o, cmd, false)
 	if err != nil {
 		c.done(w, r, a, here, http.StatusServiceUnavailable, "error", "Not started: "+err.Error()+".")
 		return
@@ -306,20 +411,26 @@ func (c *Console) runCommand(w http.ResponseWriter, r *http.Request, a *authn) {
 }
 
 // startRun registers a run and starts it in the background, bound to the
-// console's lifetime, not the request's.
-func (c *Console) startRun(o owner.Owner, cmd string) (*run, error) {
+// console's lifetime, not the request's. A session has at most one agent
+// run in flight: its messages continue one conversation, and a second
+// message while the first is being worked on returns errBusy with the
+// run in flight.
+func (c *Console) startRun(o owner.Owner, line string, toAgent bool) (*run, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, errors.New("the console is closing")
+	}
+	key := o.SessionKey()
+	if busy := c.talking[key]; toAgent && busy != nil {
+		return busy, errBusy
 	}
 	if c.active >= maxActiveRuns {
 		return nil, fmt.Errorf("%d commands are already in flight", c.active)
 	}
 	c.active++
 	c.nextRun++
-	key := o.SessionKey()
-	ru := &run{id: c.nextRun, session: key, command: cmd, started: c.o.Now(), state: runStarted, out: &output{}}
+	ru := &run{id: c.nextRun, session: key, command: line, agent: toAgent, started: c.o.Now(), state: runStarted, out: &output{}}
 	rs := append(c.runs[key], ru)
 	if len(rs) > maxRunsPerSession {
 		rs = rs[len(rs)-maxRunsPerSession:]
@@ -327,7 +438,12 @@ func (c *Console) startRun(o owner.Owner, cmd string) (*run, error) {
 	c.runs[key] = rs
 	c.publishLocked(event{Type: "run", Data: runEvent{Session: key, Run: ru.id, State: ru.state}})
 	c.wg.Add(1)
-	go c.shell(o, ru)
+	if toAgent {
+		c.talking[key] = ru
+		go c.converse(o, ru)
+	} else {
+		go c.shell(o, ru)
+	}
 	return ru, nil
 }
 
@@ -358,6 +474,50 @@ func (c *Console) shell(o owner.Owner, ru *run) {
 	}
 }
 
+// converse runs one message through the agent as its owner, continuing
+// the session's conversation, and records each event in the run's
+// transcript as it happens.
+func (c *Console) converse(o owner.Owner, ru *run) {
+	defer c.wg.Done()
+	ctx := owner.With(c.ctx, o)
+	emit := func(e agent.Event) {
+		c.updateRun(ru, func() { ru.addStep(e) })
+	}
+	res, err := c.o.Agent.Run(ctx, agent.Run{Conversation: ru.session, Dir: c.o.Dir, Emit: emit}, ru.command)
+	c.updateRun(ru, func() {
+		c.active--
+		if c.talking[ru.session] == ru {
+			delete(c.talking, ru.session)
+		}
+		ru.ended = c.o.Now()
+		switch {
+		case err != nil:
+			ru.state, ru.message = runFailed, agentError(err)
+		default:
+			ru.state = runDone
+			if res.Blocked > 0 {
+				ru.message = fmt.Sprintf("%d of %d tool calls were refused.", res.Blocked, res.Calls)
+			}
+		}
+	})
+	if err != nil {
+		c.log.WarnContext(ctx, "agent run failed", "run", ru.id, "err", err)
+	}
+}
+
+// agentError says why an agent run stopped, for the human.
+func agentError(err error) string {
+	switch {
+	case errors.Is(err, llm.ErrNotConfigured):
+		return noModelText
+	case errors.Is(err, llm.ErrUnavailable):
+		return "The model is unavailable: " + untrusted(err.Error(), maxStepText, false)
+	case errors.Is(err, llm.ErrRefused):
+		return "The model refused the request: " + untrusted(err.Error(), maxStepText, false)
+	}
+	return untrusted(err.Error(), maxStepText, false)
+}
+
 // updateRun changes a run under the lock and tells the streams.
 func (c *Console) updateRun(ru *run, f func()) {
 	c.mu.Lock()
@@ -376,13 +536,14 @@ func (c *Console) runViews(key string) []runView {
 		views = append(views, runView{
 			ID: ru.id, Command: ru.command, Started: ru.started, Ended: ru.ended, State: ru.state,
 			Request: ru.request, Message: ru.message, Exit: ru.exit,
+			Agent: ru.agent, Steps: slices.Clone(ru.steps), Dropped: ru.dropped,
 		})
 	}
 	c.mu.Unlock()
 	for i := range views {
 		ru := rs[len(rs)-1-i]
 		views[i].Output = ru.out.String()
-		views[i].Key = fmt.Sprintf("run-%d-%s-%s-%d", views[i].ID, views[i].State, views[i].Request, len(views[i].Output))
+		views[i].Key = fmt.Sprintf("run-%d-%s-%s-%d-%d", views[i].ID, views[i].State, views[i].Request, len(views[i].Output), len(views[i].Steps)+views[i].Dropped)
 	}
 	return views
 }

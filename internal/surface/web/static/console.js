@@ -75,7 +75,7 @@
     const card = document.getElementById('req-' + data.id);
     if (!card || card.classList.contains('ended')) return;
     card.classList.add('ended');
-    for (const b of card.querySelectorAll('button, input')) b.disabled = true;
+    for (const b of card.querySelectorAll('button, input, select, textarea')) b.disabled = true;
     const note = card.querySelector('.ended-note');
     if (note) { note.textContent = data.text || 'Ended.'; note.hidden = false; }
     setTimeout(() => { card.remove(); count(); }, 10000);
