@@ -307,7 +307,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	if h.console, err = web.New(web.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Token: token, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
-		Cron: h.cron, CronStore: h.db, Board: h.db,
+		Cron: h.cron, CronStore: h.db, Board: h.db, Agent: h.agents.agent,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)

@@ -40,7 +40,7 @@ func terminalModel(_ int, req chatRequest) modelTurn {
 	if last.Role == "tool" {
 		out := content(last)
 		if strings.HasSuffix(out, "[exit status 0]") {
-			return modelTurn{Content: "done: " + strings.SplitN(out, "\n", 2)[0]}
+			return modelTurn{Content: "done: " + strings.SplitN(strings.TrimSuffix(out, "[exit status 0]"), "\n", 2)[0]}
 		}
 		return modelTurn{Content: "could not: " + out}
 	}
@@ -82,7 +82,7 @@ func TestComposerAgentSafeCommand(t *testing.T) {
 	for _, want := range []string{
 		`<span class="usermsg">run: echo hi</span>`,
 		`<span class="kind">tool call</span><code>terminal</code> <code class="args">{"command":"echo hi"}</code>`,
-		"<span class=\"kind\">result</span><code>terminal</code><pre class=\"out\">hi\n\n[exit status 0]</pre>",
+		"<span class=\"kind\">result</span><code>terminal</code><pre class=\"out\">hi\n[exit status 0]</pre>",
 		`<span class="text reply">done: hi</span>`,
 	} {
 		if !strings.Contains(b, want) {
@@ -90,7 +90,7 @@ func TestComposerAgentSafeCommand(t *testing.T) {
 		}
 	}
 	reqs := m.sent()
-	if len(reqs) != 2 || content(reqs[1].Messages[len(reqs[1].Messages)-1]) != "hi\n\n[exit status 0]" {
+	if len(reqs) != 2 || content(reqs[1].Messages[len(reqs[1].Messages)-1]) != "hi\n[exit status 0]" {
 		t.Fatalf("the model did not get the command's result: %+v", reqs)
 	}
 	if len(reqs[0].Tools) == 0 || reqs[0].Tools[0].Function.Name != "terminal" {
@@ -114,7 +114,7 @@ func TestComposerAgentSafeCommand(t *testing.T) {
 	for _, msg := range third.Messages {
 		seen = append(seen, msg.Role+":"+content(msg))
 	}
-	if !strings.Contains(strings.Join(seen, "|"), "user:run: echo hi|assistant:|tool:hi\n\n[exit status 0]|assistant:done: hi|user:and again?") {
+	if !strings.Contains(strings.Join(seen, "|"), "user:run: echo hi|assistant:|tool:hi\n[exit status 0]|assistant:done: hi|user:and again?") {
 		t.Errorf("the second message did not continue the conversation: %q", seen)
 	}
 }
