@@ -74,6 +74,12 @@ func (s *Server) externalOwner(ctx context.Context, req ExternalRequest) (owner.
 		return owner.Owner{}, http.StatusBadRequest, errors.New("no session id")
 	case req.Action.Dir != "" && !filepath.IsAbs(req.Action.Dir):
 		return owner.Owner{}, http.StatusBadRequest, fmt.Errorf("dir %q is not absolute", req.Action.Dir)
+	// The agent must not vouch for its own action: an isolated backend
+	// would bypass asking, and a read-only hint is an MCP server's.
+	case req.Action.Isolated():
+		return owner.Owner{}, http.StatusBadRequest, errors.New("an external agent's action runs on this host; it cannot name a backend")
+	case req.Action.ReadOnly:
+		return owner.Owner{}, http.StatusBadRequest, errors.New("an external agent cannot mark its own action read-only")
 	}
 	if err := req.Action.Validate(); err != nil {
 		return owner.Owner{}, http.StatusBadRequest, err

@@ -282,6 +282,8 @@ func TestExternalRequestErrors(t *testing.T) {
 		{"relative dir", ExternalRequest{Agent: "a", Session: "s", Action: action.NewShell("ls").In("rel")}, false, "not absolute"},
 		{"invalid action", ExternalRequest{Agent: "a", Session: "s", Action: action.Action{Kind: "teleport"}}, false, "unknown action kind"},
 		{"control character in agent", ExternalRequest{Agent: "a\x01", Session: "s", Action: action.NewShell("ls")}, false, "control character"},
+		{"backend", ExternalRequest{Agent: "a", Session: "s", Action: action.NewShell("rm -rf build").On("docker")}, false, "cannot name a backend"},
+		{"read-only hint", ExternalRequest{Agent: "a", Session: "s", Action: action.NewMCP("srv", "tool", nil, true)}, false, "read-only"},
 		{"write without dir", ExternalRequest{Agent: "a", Session: "s", Action: action.NewWrite("/tmp/x", 1)}, true, "needs dir"},
 		{"mcp cannot run", ExternalRequest{Agent: "a", Session: "s", Action: action.NewMCP("srv", "tool", nil, false)}, true, "cannot run a mcp action"},
 	}
