@@ -88,6 +88,7 @@ ask.
 		newCronCmd(),
 		newKanbanCmd(),
 		newWorkerCmd(),
+		newHookCmd(),
 	)
 	return root
 }
