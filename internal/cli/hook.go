@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wardenhq/warden/internal/host"
 	"github.com/wardenhq/warden/internal/hook"
+	"github.com/wardenhq/warden/internal/host"
 	"github.com/wardenhq/warden/internal/localapi"
 )
 
