@@ -89,6 +89,7 @@ ask.
 		newKanbanCmd(),
 		newWorkerCmd(),
 		newHookCmd(),
+		newMCPCmd(),
 	)
 	return root
 }
