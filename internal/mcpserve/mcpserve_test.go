@@ -277,4 +277,3 @@ func TestNewOptions(t *testing.T) {
 		}
 	}
 }
-
