@@ -14,7 +14,7 @@ import (
 // decisionPackages decide who may do what. None of them may learn who is
 // asking from the process: not from the environment, not by running
 // programs, serving HTTP or querying SQL (DESIGN.md invariant 1).
-var decisionPackages = []string{"owner", "action", "policy", "config", "gate", "grant", "shell", "broker"}
+var decisionPackages = []string{"owner", "action", "policy", "config", "gate", "grant", "shell", "broker", "hook"}
 
 // TestInvariant01_NoAmbientIdentity fails if a non-test file of a
 // decision package reads or writes the process environment or imports a

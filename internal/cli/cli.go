@@ -88,6 +88,8 @@ ask.
 		newCronCmd(),
 		newKanbanCmd(),
 		newWorkerCmd(),
+		newHookCmd(),
+		newMCPCmd(),
 	)
 	return root
 }

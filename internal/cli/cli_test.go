@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 			stop()
 			os.Exit(code)
 		},
+		"mcpclient": mcpClientMain,
 	})
 }
 

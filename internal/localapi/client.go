@@ -243,9 +243,69 @@ func (c *Client) Verify(ctx context.Context) (VerifyResult, error) {
 // hangs up, which withdraws a pending question and kills a running
 // command. An error from on stops the stream and is returned.
 func (c *Client) Exec(ctx context.Context, req ExecRequest, on func(Event) error) error {
-	resp, err := c.do(ctx, http.MethodPost, "/v1/exec", req)
-	if err != nil {
+	if err := c.events(ctx, "/v1/exec", req, on); err != nil {
+		if ce, ok := errors.AsType[callbackError](err); ok {
+			return ce.err
+		}
 		return fmt.Errorf("exec: %w", err)
+	}
+	return nil
+}
+
+// Run decides an external agent's action as external:AGENT/SESSION and,
+// if allowed, runs it in the host (shell, code or write), calling on for
+// each event as Exec does: pending, stdout, stderr, then exit, denied or
+// error. Cancelling ctx withdraws a pending question and kills a running
+// command.
+func (c *Client) Run(ctx context.Context, req ExternalRequest, on func(Event) error) error {
+	if err := c.events(ctx, "/v1/external/run", req, on); err != nil {
+		if ce, ok := errors.AsType[callbackError](err); ok {
+			return ce.err
+		}
+		return fmt.Errorf("run %s action: %w", req.Action.Kind, err)
+	}
+	return nil
+}
+
+// Decide decides an external agent's action as external:AGENT/SESSION
+// without running it, waiting for a human when the gate asks (onPending,
+// if set, hears where to answer). Cancelling ctx withdraws the question.
+func (c *Client) Decide(ctx context.Context, req ExternalRequest, onPending func(Event)) (Decision, error) {
+	var d *Decision
+	err := c.events(ctx, "/v1/external/decide", req, func(e Event) error {
+		switch e.Event {
+		case EventPending:
+			if onPending != nil {
+				onPending(e)
+			}
+		case EventDecision:
+			d = e.Decision
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return Decision{}, fmt.Errorf("decide %s action: %w", req.Action.Kind, err)
+	case d == nil:
+		return Decision{}, fmt.Errorf("decide %s action: the host sent a decision event without a decision", req.Action.Kind)
+	}
+	return *d, nil
+}
+
+// callbackError carries an error of the caller's event callback through
+// events, so it is returned to the caller as it was, unwrapped.
+type callbackError struct{ err error }
+
+func (e callbackError) Error() string { return e.err.Error() }
+func (e callbackError) Unwrap() error { return e.err }
+
+// events posts body to an NDJSON endpoint and calls on for each event
+// until a final one (exit, denied, error, decision). An error from on is
+// returned as a callbackError.
+func (c *Client) events(ctx context.Context, path string, body any, on func(Event) error) error {
+	resp, err := c.do(ctx, http.MethodPost, path, body)
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
 	dec := json.NewDecoder(resp.Body)
@@ -253,18 +313,18 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest, on func(Event) error
 		var e Event
 		if err := dec.Decode(&e); err != nil {
 			if errors.Is(err, io.EOF) {
-				return fmt.Errorf("exec: the host ended the stream without an outcome")
+				return errors.New("the host ended the stream without an outcome")
 			}
 			if ctx.Err() != nil {
-				return fmt.Errorf("exec: %w", context.Cause(ctx))
+				return context.Cause(ctx)
 			}
-			return fmt.Errorf("exec: read events: %w", err)
+			return fmt.Errorf("read events: %w", err)
 		}
 		if err := on(e); err != nil {
-			return err
+			return callbackError{err}
 		}
 		switch e.Event {
-		case EventExit, EventDenied, EventError:
+		case EventExit, EventDenied, EventError, EventDecision:
 			return nil
 		}
 	}

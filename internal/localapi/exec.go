@@ -110,9 +110,10 @@ func mustPeer(ctx context.Context) Peer {
 	return p
 }
 
-// session creates the web session's row on first use, and refuses a key
+// session creates the session's row on first use, and refuses a key
 // that belongs to another owner (a terminal session, a chat) or that has
-// ended: exec must not borrow another session's grants or yolo.
+// ended: exec and external agents must not borrow another session's
+// grants or yolo.
 func (s *Server) session(ctx context.Context, o owner.Owner) (int, error) {
 	ownerJSON, err := json.Marshal(o)
 	if err != nil {
@@ -128,7 +129,7 @@ func (s *Server) session(ctx context.Context, o owner.Owner) (int, error) {
 	}
 	switch {
 	case got.OwnerText != row.OwnerText:
-		return http.StatusConflict, fmt.Errorf("session %q belongs to %s, not to a web session", row.Key, got.OwnerText)
+		return http.StatusConflict, fmt.Errorf("session %q belongs to %s, not to %s", row.Key, got.OwnerText, row.OwnerText)
 	case !got.Ended.IsZero():
 		return http.StatusConflict, fmt.Errorf("session %q ended at %s", row.Key, got.Ended.Format("2006-01-02 15:04:05Z07:00"))
 	}

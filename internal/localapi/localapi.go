@@ -140,6 +140,8 @@ type Event struct {
 	// the deciding rule.
 	State string `json:"state,omitempty"`
 	Rule  string `json:"rule,omitempty"`
+	// Decision is the outcome of /v1/external/decide (decision).
+	Decision *Decision `json:"decision,omitempty"`
 }
 
 // VerifyResult is the body of GET /v1/audit/verify.

@@ -93,6 +93,8 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("GET /v1/grants", s.listGrants)
 	s.mux.HandleFunc("DELETE /v1/grants/{id}", s.revokeGrant)
 	s.mux.HandleFunc("POST /v1/exec", s.exec)
+	s.mux.HandleFunc("POST /v1/external/decide", s.externalDecide)
+	s.mux.HandleFunc("POST /v1/external/run", s.externalRun)
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	s.mux.HandleFunc("GET /v1/audit/verify", s.verify)
 	s.mux.HandleFunc("POST /v1/sessions/{key}/reset", s.resetSession)

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/hook"
+	"github.com/wardenhq/warden/internal/host"
+	"github.com/wardenhq/warden/internal/localapi"
+)
+
+// hookOptions are the flags of warden hook PROTOCOL.
+type hookOptions struct {
+	state  string
+	config string
+}
+
+const hookLong = `Put another agent's tool calls through warden's gate. The agent runs
+warden hook PROTOCOL before each tool call with the call on stdin; warden
+answers on stdout.
+
+When a host is running (warden serve on --state), its gate decides as the
+owner external:AGENT/SESSION, an attended session whose human answers on
+the web console or with warden approvals: a dangerous call waits there
+for the answer, up to approvals.timeout, and silence is a deny. With no
+host running, warden decides locally from the same config and store
+(hardline, deny rules, grants) and records the decision in the audit log:
+safe calls are allowed, blocked ones denied, and what needs a human is
+answered "ask", so the agent asks its own user.`
+
+const hookClaudeLong = `Answer Claude Code's PreToolUse hook. In .claude/settings.json (or
+~/.claude/settings.json):
+
+  {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
+    "hooks":[{"type":"command","command":"warden hook claude-code","timeout":600}]}]}}
+
+Set "timeout" (seconds) above approvals.timeout, so that warden, not
+Claude Code, ends a wait for the console: when Claude Code kills a hook
+it goes on with its own permission prompt.
+
+Bash is decided as a shell command in the payload's cwd; Write, Edit,
+MultiEdit and NotebookEdit as writes of their file; mcp__SERVER__TOOL as
+an MCP call with tool_input as its arguments. Other tools (Read, Glob,
+Grep, WebFetch…) get no answer: Claude Code applies its own rules.
+The owner is external:claude-code/SESSION_ID, one session per Claude Code
+session: its session grants and pending questions are its own.
+
+Output: {"hookSpecificOutput":{"hookEventName":"PreToolUse",
+"permissionDecision":"allow|deny|ask","permissionDecisionReason":"…"}}
+with exit status 0. A payload warden cannot read, and any failure to
+decide, exit 2 with the reason on stderr, which Claude Code treats as a
+block. (Claude Code lets a call through on any other non-zero status, so
+mind a mistyped command path.) permission_mode changes nothing.`
+
+const hookGenericLong = `Answer warden's generic hook protocol (version 1), for agents without
+a protocol of their own. Input, one JSON object on stdin:
+
+  {"version":1,"agent":"NAME","session":"ID",
+   "action":{"kind":"shell","command":"git push","dir":"/abs/dir"}}
+
+agent and session are required (owner external:NAME/ID); action is
+warden's action JSON: kind shell (command), code (language, source),
+write (path, absolute; size), mcp (server, tool, args) or plugin (plugin,
+rule_key, reason), with dir absolute when given. Unknown fields, a
+backend or a read_only hint are refused. Output, one JSON object:
+
+  {"version":1,"decision":"allow|deny|ask","reason":"…","rule":"…",
+   "request_id":"…","classes":["…"]}
+
+Exit status: 0 allow, 1 ask (no host: ask your own human, or treat it as
+deny), 2 deny — also for malformed input and any failure (fail closed).`
+
+// newHookCmd builds "warden hook" and its protocols.
+func newHookCmd() *cobra.Command {
+	cmd := parentCmd("hook", "Answer other agents' permission hooks through the gate", "missing PROTOCOL (claude-code or generic)")
+	cmd.Use = "hook PROTOCOL"
+	cmd.Long = hookLong
+	cmd.AddCommand(
+		newHookProtocolCmd("claude-code", "Answer Claude Code's PreToolUse hook", hookLong+"\n\n"+hookClaudeLong, hook.ClaudeCode{}),
+		newHookProtocolCmd("generic", "Answer warden's generic JSON hook protocol", hookLong+"\n\n"+hookGenericLong, hook.Generic{}),
+	)
+	return cmd
+}
+
+func newHookProtocolCmd(name, short, long string, p hook.Protocol) *cobra.Command {
+	var opts hookOptions
+	cmd := &cobra.Command{
+		Use:                   name + " [--state DIR] [--config FILE] < PAYLOAD",
+		Short:                 short,
+		Long:                  long,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runHook(cmd.Context(), opts, p, os.Environ(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	addStateFlag(cmd, &opts.state)
+	cmd.Flags().StringVar(&opts.config, "config", "", "config file for local decisions when no host runs (default $XDG_CONFIG_HOME/warden/config.yaml)")
+	return cmd
+}
+
+// failingDecider fails every call: the hook still reads its input and
+// answers deny in the protocol's own way.
+type failingDecider struct{ err error }
+
+func (f failingDecider) Decide(context.Context, hook.Call) (hook.Answer, error) {
+	return hook.Answer{}, f.err
+}
+
+// runHook answers one hook call: the exit status is the protocol's.
+func runHook(ctx context.Context, opts hookOptions, p hook.Protocol, environ []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	d, closeFn := hookDecider(opts, environ, stderr)
+	defer closeFn()
+	r := hook.Handle(ctx, p, stdin, d)
+	if _, err := stdout.Write(r.Stdout); err != nil {
+		return fmt.Errorf("hook: write answer: %w", err)
+	}
+	if r.Stderr != "" {
+		fmt.Fprintln(stderr, sanitize(strings.TrimRight(r.Stderr, "\n")))
+	}
+	if r.Exit != 0 {
+		return exitStatus(r.Exit)
+	}
+	return nil
+}
+
+// hookDecider resolves the paths and returns the decider; a path that
+// cannot be resolved gives a decider that fails (deny).
+func hookDecider(opts hookOptions, environ []string, stderr io.Writer) (hook.Decider, func()) {
+	state, err := resolveStateDir(opts.state)
+	if err != nil {
+		return failingDecider{err}, func() {}
+	}
+	cfgPath := opts.config
+	if cfgPath == "" {
+		if cfgPath, err = defaultConfigPath(); err != nil {
+			return failingDecider{err}, func() {}
+		}
+	}
+	c := localapi.NewClient(filepath.Join(state, localapi.SocketName))
+	return host.ExternalDecider{
+		Client: c,
+		Local: host.LocalConfig{
+			StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: environ,
+			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		},
+		Pending: func(e localapi.Event) {
+			where := e.Console
+			if where == "" {
+				where = "the web console"
+			}
+			fmt.Fprintf(stderr, "warden: waiting for approval of request %s on %s (or: warden approvals approve %s)\n", e.ID, where, e.ID)
+		},
+	}, c.Close
+}

@@ -1,0 +1,144 @@
+// Package hook maps other agents' tool calls to warden actions and
+// warden's decisions back to those agents' hook protocols: Claude Code's
+// PreToolUse hook (ClaudeCode) and warden's own generic JSON protocol
+// (Generic). It is pure mapping: it reads no environment, opens no
+// socket and runs nothing. Who decides — a running host's gate, or a
+// local one when no host runs — is a Decider the caller supplies.
+//
+// Every failure fails closed: input that cannot be read or mapped, and
+// a Decider that errs, become a deny with the reason, rendered the way
+// the protocol blocks most reliably (for Claude Code, exit status 2
+// with the reason on stderr, which blocks even when stdout is not read).
+package hook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/wardenhq/warden/internal/action"
+)
+
+// MaxInput bounds a hook payload. A Claude Code Write carries the whole
+// file in tool_input.content, so the cap is generous; a payload beyond
+// it is denied, never truncated and decided on.
+const MaxInput = 8 << 20
+
+// ErrMalformed is wrapped by every parse error: the payload could not
+// be read or mapped to an action.
+var ErrMalformed = errors.New("malformed hook payload")
+
+// Call is one tool call another agent asks warden about.
+type Call struct {
+	// Agent names the agent ("claude-code"), and Session is its session
+	// id: together they are the owner external:AGENT/SESSION.
+	Agent   string
+	Session string
+	// Tool is the agent's name for the tool ("Bash", "mcp__github__x").
+	Tool string
+	// Action is what the call does. It is zero when Pass is set.
+	Action action.Action
+	// Pass is set for tools warden does not decide (Claude Code's Read,
+	// Glob, Grep, WebFetch…): the agent goes on with its own rules.
+	Pass bool
+}
+
+// Verdict is a hook answer's verdict.
+type Verdict string
+
+// Verdicts. Pass is no verdict: the agent applies its own rules.
+const (
+	Allow Verdict = "allow"
+	Deny  Verdict = "deny"
+	// Ask means the agent must ask its own human (no warden host was
+	// running to ask one on the console).
+	Ask  Verdict = "ask"
+	Pass Verdict = "pass"
+)
+
+// Answer is warden's answer to a Call.
+type Answer struct {
+	Verdict Verdict
+	// Reason says why, for the agent (a deny: what was blocked and not
+	// to retry) or its human (an ask).
+	Reason string
+	// Rule is the gate's deciding rule; RequestID the question a human
+	// answered on the console, if one was asked.
+	Rule      string
+	RequestID string
+	Classes   []string
+}
+
+// Decider decides a call. An error fails closed (Handle turns it into a
+// deny).
+type Decider interface {
+	Decide(ctx context.Context, c Call) (Answer, error)
+}
+
+// Protocol is one agent's hook protocol.
+type Protocol interface {
+	// Parse maps a payload to a Call; errors wrap ErrMalformed.
+	Parse(payload []byte) (Call, error)
+	// Render returns what to print on stdout and stderr and the exit
+	// status for an answer.
+	Render(a Answer) Response
+}
+
+// Response is what a hook process prints and how it exits.
+type Response struct {
+	Stdout []byte
+	Stderr string
+	Exit   int
+}
+
+// Read reads a payload, at most MaxInput bytes.
+func Read(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: read: %w", ErrMalformed, err)
+	case len(b) > MaxInput:
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrMalformed, MaxInput)
+	}
+	return b, nil
+}
+
+// Handle reads one payload from in, decides it with d and returns what
+// to answer. It never returns an allow it did not get from d: unreadable
+// input, a payload it cannot map and a failing Decider all deny.
+func Handle(ctx context.Context, p Protocol, in io.Reader, d Decider) Response {
+	payload, err := Read(in)
+	if err != nil {
+		return p.Render(failed(err))
+	}
+	c, err := p.Parse(payload)
+	if err != nil {
+		return p.Render(failed(err))
+	}
+	if c.Pass {
+		return p.Render(Answer{Verdict: Pass})
+	}
+	a, err := d.Decide(ctx, c)
+	if err != nil {
+		return p.Render(failed(err))
+	}
+	switch a.Verdict {
+	case Allow, Deny, Ask:
+	default:
+		return p.Render(failed(fmt.Errorf("the decider gave no verdict (%q)", a.Verdict)))
+	}
+	if a.Verdict == Deny && strings.TrimSpace(a.Reason) == "" {
+		a.Reason = "warden blocked this action. Do not retry it or variations of it."
+	}
+	return p.Render(a)
+}
+
+// failed is the deny for a call warden could not decide.
+func failed(err error) Answer {
+	return Answer{
+		Verdict: Deny, Rule: "error",
+		Reason: "warden blocked this action: it could not be checked (" + err.Error() + "). Do not retry it or variations of it; tell the user.",
+	}
+}

@@ -1,0 +1,231 @@
+package localapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/tools"
+)
+
+// ExternalRequest is the body of POST /v1/external/decide and POST
+// /v1/external/run: another agent's action, decided as the attended
+// owner external:AGENT/SESSION whose human answers on the console (the
+// same answer channel web sessions use), with the session key
+// owner.ExternalKey(Agent, Session).
+type ExternalRequest struct {
+	// Agent names the agent ("claude-code", an MCP client's name).
+	Agent string `json:"agent"`
+	// Session is the agent's own session id.
+	Session string `json:"session"`
+	// Action is what it wants to do. Action.Dir, when set, must be
+	// absolute; run requires it for write actions (the root the path
+	// must stay inside).
+	Action action.Action `json:"action"`
+	// Content is what a write action writes (run only).
+	Content string `json:"content,omitempty"`
+}
+
+// EventDecision is the last event of /v1/external/decide: Decision says
+// how it ended.
+const EventDecision = "decision"
+
+// Decision is how an external agent's action was decided.
+type Decision struct {
+	// Allowed is the outcome: the action may run.
+	Allowed bool `json:"allowed"`
+	// Verdict is the gate's verdict before any human: allow, deny or
+	// ask. For ask, Allowed is the human's answer, and State says how
+	// the question ended.
+	Verdict string `json:"verdict"`
+	// Rule is the deciding rule ("human" when a human answered).
+	Rule    string   `json:"rule"`
+	Classes []string `json:"classes"`
+	// Message tells a denied agent what was blocked and not to retry;
+	// for a human's denial it carries their reason.
+	Message string `json:"message,omitempty"`
+	// Reason explains the gate's decision to a person.
+	Reason string `json:"reason,omitempty"`
+	// RequestID and State are the question's, when one was asked.
+	RequestID string `json:"request_id,omitempty"`
+	State     string `json:"state,omitempty"`
+	// Session is the owner's session key.
+	Session string `json:"session"`
+}
+
+// errExternalGone is the cause of a withdrawal when the external agent's
+// client (a hook, warden mcp) hangs up while its question is pending.
+var errExternalGone = errors.New("the external agent's client disconnected")
+
+// externalOwner validates req and returns its owner, or a status and
+// message for the client.
+func (s *Server) externalOwner(ctx context.Context, req ExternalRequest) (owner.Owner, int, error) {
+	switch {
+	case req.Agent == "":
+		return owner.Owner{}, http.StatusBadRequest, errors.New("no agent name")
+	case req.Session == "":
+		return owner.Owner{}, http.StatusBadRequest, errors.New("no session id")
+	case req.Action.Dir != "" && !filepath.IsAbs(req.Action.Dir):
+		return owner.Owner{}, http.StatusBadRequest, fmt.Errorf("dir %q is not absolute", req.Action.Dir)
+	// The agent must not vouch for its own action: an isolated backend
+	// would bypass asking, and a read-only hint is an MCP server's.
+	case req.Action.Isolated():
+		return owner.Owner{}, http.StatusBadRequest, errors.New("an external agent's action runs on this host; it cannot name a backend")
+	case req.Action.ReadOnly:
+		return owner.Owner{}, http.StatusBadRequest, errors.New("an external agent cannot mark its own action read-only")
+	}
+	if err := req.Action.Validate(); err != nil {
+		return owner.Owner{}, http.StatusBadRequest, err
+	}
+	o, err := owner.ExternalSession(req.Agent, req.Session, s.o.Channel)
+	if err != nil {
+		return owner.Owner{}, http.StatusBadRequest, err
+	}
+	if status, err := s.session(ctx, o); err != nil {
+		return owner.Owner{}, status, err
+	}
+	return o, 0, nil
+}
+
+// streamContext is the context of a streaming request's work: it
+// outlives nothing but the client, whose hang-up cancels it with cause
+// gone (a pending question is then withdrawn, not denied), and it
+// carries o.
+func streamContext(r *http.Request, o owner.Owner, gone error) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	stop := context.AfterFunc(r.Context(), func() {
+		cause := context.Cause(r.Context())
+		if cause == context.Canceled {
+			cause = gone // the server's plain cancel: the client hung up
+		}
+		cancel(cause)
+	})
+	return owner.With(ctx, o), func() { stop(); cancel(nil) }
+}
+
+// readExternal decodes and checks an external request; on failure it
+// has answered the client.
+func (s *Server) readExternal(w http.ResponseWriter, r *http.Request) (ExternalRequest, owner.Owner, bool) {
+	var req ExternalRequest
+	if !decode(w, r, &req) {
+		return req, owner.Owner{}, false
+	}
+	o, status, err := s.externalOwner(r.Context(), req)
+	if err != nil {
+		if status == http.StatusInternalServerError {
+			s.fail(w, r, "open session", err)
+		} else {
+			writeError(w, status, err.Error())
+		}
+		return req, owner.Owner{}, false
+	}
+	return req, o, true
+}
+
+// externalDecide decides an external agent's action without running it
+// (the agent runs it itself: a Claude Code hook) and streams a pending
+// event if a human is asked, then the decision. The decision is
+// audited before it is sent, like every other.
+func (s *Server) externalDecide(w http.ResponseWriter, r *http.Request) {
+	req, o, ok := s.readExternal(w, r)
+	if !ok {
+		return
+	}
+	ctx, done := streamContext(r, o, errExternalGone)
+	defer done()
+	st := newStream(w)
+	s.log.InfoContext(ctx, "external decide", "owner", o.String(), "kind", req.Action.Kind, "peer", mustPeer(r.Context()).String())
+	out, err := s.o.Runner.Authorize(ctx, req.Action, s.pending(st))
+	if err != nil {
+		s.log.WarnContext(ctx, "external action not authorised", "owner", o.String(), "err", err)
+	}
+	st.send(Event{Event: EventDecision, Decision: decisionOf(out, o)})
+}
+
+// externalRun decides an external agent's action and, if allowed, runs
+// it in the host (warden mcp), streaming output and the exit status as
+// exec does. Shell, code and write actions only.
+func (s *Server) externalRun(w http.ResponseWriter, r *http.Request) {
+	req, o, ok := s.readExternal(w, r)
+	if !ok {
+		return
+	}
+	act := req.Action
+	switch act.Kind {
+	case action.Shell, action.Code:
+	case action.Write:
+		if act.Dir == "" {
+			writeError(w, http.StatusBadRequest, "a write needs dir: the root its path must stay inside")
+			return
+		}
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot run a %s action in the host", act.Kind))
+		return
+	}
+	ctx, done := streamContext(r, o, errExternalGone)
+	defer done()
+	st := newStream(w)
+	s.log.InfoContext(ctx, "external run", "owner", o.String(), "kind", act.Kind, "peer", mustPeer(r.Context()).String())
+	var (
+		out  runner.Outcome
+		code = 0
+		err  error
+	)
+	stdout, stderr := st.writer(EventStdout), st.writer(EventStderr)
+	switch act.Kind {
+	case action.Shell:
+		out, code, err = s.o.Runner.Shell(ctx, act.Command, act.Dir, stdout, stderr, s.pending(st))
+	case action.Code:
+		out, code, err = s.o.Runner.Code(ctx, act.Language, act.Source, act.Dir, stdout, stderr, s.pending(st))
+	case action.Write:
+		out, err = s.o.Runner.WriteFile(ctx, tools.Files{Root: act.Dir}, act.Path, []byte(req.Content), s.pending(st))
+	}
+	switch {
+	case !out.Allowed:
+		if err != nil {
+			s.log.WarnContext(ctx, "external action not authorised", "owner", o.String(), "err", err)
+		}
+		st.send(deniedEvent(out))
+	case err != nil:
+		st.send(Event{Event: EventError, Message: err.Error()})
+	default:
+		st.send(Event{Event: EventExit, Code: &code})
+	}
+}
+
+// pending returns the callback that streams a pending request.
+func (s *Server) pending(st *stream) func(store.Request) {
+	return func(p store.Request) {
+		st.send(Event{Event: EventPending, ID: p.ID, Console: s.o.Console(p.ID), Deadline: p.Deadline})
+	}
+}
+
+// decisionOf is an authorisation's outcome as the decide stream reports
+// it. A denial always carries a message, so the agent is never told
+// "no" without why.
+func decisionOf(out runner.Outcome, o owner.Owner) *Decision {
+	d := &Decision{
+		Allowed: out.Allowed, Verdict: string(out.Decision.Verdict), Rule: out.Decision.Rule,
+		Classes: out.Decision.Classes, Reason: out.Decision.HumanMessage, Session: o.SessionKey(),
+	}
+	if d.Classes == nil {
+		d.Classes = []string{}
+	}
+	if out.Request != nil {
+		d.RequestID, d.State = out.Request.ID, string(out.Request.State)
+	}
+	if !out.Allowed {
+		d.Message = strings.TrimSpace(out.Message)
+		if d.Message == "" {
+			d.Message = "warden blocked this action. Do not retry it or variations of it."
+		}
+	}
+	return d
+}
