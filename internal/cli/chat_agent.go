@@ -61,7 +61,7 @@ func (c *chat) show(ctx context.Context, e agent.Event) {
 	out, errw := c.env.stdout, c.env.stderr
 	switch e.Kind {
 	case agent.Text:
-		fmt.Fprintln(out, sanitize(e.Text))
+		fmt.Fprintln(out, sanitizeLines(e.Text))
 	case agent.ToolCall:
 		fmt.Fprintf(errw, "→ %s %s\n", e.Tool, clipLine(e.Args, 200))
 	case agent.Pending:
@@ -77,6 +77,16 @@ func (c *chat) show(ctx context.Context, e agent.Event) {
 	}
 }
 
+// sanitizeLines is sanitize line by line: the text keeps its line
+// breaks and loses every other control character.
+func sanitizeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = sanitize(strings.TrimSuffix(l, "\r"))
+	}
+	return strings.Join(lines, "\n")
+}
+
 // clipLine folds s onto one line of at most n characters.
 func clipLine(s string, n int) string {
 	s = sanitize(strings.Join(strings.Fields(s), " "))
@@ -88,7 +98,7 @@ func clipLine(s string, n int) string {
 
 // clipLines keeps the first n lines of s.
 func clipLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(sanitize(s), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(sanitizeLines(s), "\n"), "\n")
 	if len(lines) > n {
 		lines = append(lines[:n], fmt.Sprintf("… %d more lines", len(lines)-n))
 	}
@@ -102,7 +112,7 @@ func clipLines(s string, n int) string {
 func (c *chat) elicitPrompt(ctx context.Context, r store.Request) {
 	w := c.env.term.w
 	el := r.Elicit
-	fmt.Fprintf(w, "\nwarden: MCP server %s asks (request %s):\n  %s\n", sanitize(el.Server), r.ID, strings.ReplaceAll(sanitize(el.Message), "\n", "\n  "))
+	fmt.Fprintf(w, "\nwarden: MCP server %s asks (request %s):\n  %s\n", sanitize(el.Server), r.ID, strings.ReplaceAll(sanitizeLines(el.Message), "\n", "\n  "))
 	ctx, cancel := context.WithDeadline(ctx, r.Deadline)
 	defer cancel()
 	content := map[string]any{}

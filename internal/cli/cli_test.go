@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"github.com/wardenhq/warden/internal/mcpclient/mcptest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,6 +21,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the cmp files of testdata/script with the actual output")
 
 func TestMain(m *testing.M) {
+	// The chat tests' MCP server is this binary over stdio.
+	mcptest.MaybeServe()
 	// The test binary doubles as the warden binary: testscript re-executes
 	// it under that name, so scripts run the real Main.
 	testscript.Main(m, map[string]func(){

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/dispatch"
 	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/mcpclient/mcptest"
 	"github.com/wardenhq/warden/internal/store"
 )
 
@@ -35,6 +36,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "probe-admin" {
 		os.Exit(probeAdmin(os.Args[2]))
 	}
+	mcptest.MaybeServe() // the story's MCP server: this binary over stdio
 	goleak.VerifyTestMain(m)
 }
 

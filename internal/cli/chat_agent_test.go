@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wardenhq/warden/internal/llm/llmtest"
+	"github.com/wardenhq/warden/internal/mcpclient/mcptest"
+)
+
+// chatModel calls terminal for "run: CMD" and files__confirm_delete for
+// "mcp"; once a tool answered it replies "result: <tool result>".
+func chatModel(r llmtest.Request) llmtest.Reply {
+	last := r.Messages[len(r.Messages)-1]
+	if last.Role == "tool" {
+		return llmtest.Text("result: " + last.Content)
+	}
+	if cmd, ok := strings.CutPrefix(last.Content, "run: "); ok {
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		return llmtest.Calls(llmtest.Call("terminal", string(args)))
+	}
+	if last.Content == "mcp" {
+		return llmtest.Calls(llmtest.Call("files__confirm_delete", `{"path":"/srv/x"}`))
+	}
+	return llmtest.Text("you said: " + last.Content)
+}
+
+// lockedBuffer is a buffer the agent's and the prompt's writes may share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type chatRun struct {
+	stdout, stderr, tty lockedBuffer
+	err                 error
+	dir                 string
+}
+
+// runChatWith runs warden chat against the fake model with input as
+// stdin; a terminal (keys read from lines) when tty is set.
+func runChatWith(t *testing.T, query, input string, tty bool, extraConfig string) *chatRun {
+	t.Helper()
+	srv := llmtest.New(t, chatModel)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "config.yaml")
+	server, _ := json.Marshal(mcptest.Command(mcptest.Legacy))
+	yaml := fmt.Sprintf("llm:\n  base_url: %s\n  model: m\n  max_retries: 0\nmcp:\n  rules: [{match: \"files/*\", action: allow}]\n  servers:\n    files:\n      command: %s\n%s", srv.URL(), server, extraConfig)
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &chatRun{dir: filepath.Join(dir, "work")}
+	if err := os.Mkdir(r.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := chatEnv{stdin: strings.NewReader(input), stdout: &r.stdout, stderr: &r.stderr,
+		environ: []string{"PATH=" + os.Getenv("PATH")}, dir: r.dir, user: "tester"}
+	if tty {
+		env.term = &terminal{w: &r.tty}
+	}
+	r.err = runChat(t.Context(), chatOptions{state: filepath.Join(dir, "state"), config: cfgPath, query: query}, env)
+	return r
+}
+
+func TestChatQuery(t *testing.T) {
+	tests := []struct {
+		name, query      string
+		wantOut, wantErr string
+	}{
+		{"words", "hello", "you said: hello", ""},
+		{"safe tool call runs", "run: echo from-the-tool", "result: from-the-tool\n[exit status 0]", "→ terminal"},
+		{"dangerous call follows single_query_mode", "run: rm -rf ./victim", "result: BLOCKED", "warden: blocked:"},
+		{"mcp questions are declined at once", "mcp", "result: declined", "→ files__confirm_delete"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runChatWith(t, tc.query, "", false, "")
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if !strings.Contains(r.stdout.String(), tc.wantOut) || !strings.Contains(r.stderr.String(), tc.wantErr) {
+				t.Fatalf("stdout:\n%s\nstderr:\n%s", r.stdout.String(), r.stderr.String())
+			}
+			if strings.Contains(r.stdout.String(), "warden chat: session") {
+				t.Error("-q printed the interactive intro")
+			}
+		})
+	}
+}
+
+func TestChatQueryWithoutModel(t *testing.T) {
+	dir := t.TempDir()
+	err := runChat(t.Context(), chatOptions{state: filepath.Join(dir, "state"), config: filepath.Join(dir, "none.yaml"), query: "hi"},
+		chatEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, dir: dir, user: "u"})
+	if !errors.Is(err, errNoModel) || exitCode(err) != ExitBlocked {
+		t.Fatalf("err %v (exit %d), want errNoModel and exit 2", err, exitCode(err))
+	}
+}
+
+func TestChatTerminalApprovesTheAgentsCall(t *testing.T) {
+	r := runChatWith(t, "", "run: rm -rf ./victim && echo removed\no\n", true, "")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !strings.Contains(r.tty.String(), "this needs your approval") || !strings.Contains(r.stdout.String(), "result: removed") {
+		t.Fatalf("tty:\n%s\nstdout:\n%s\nstderr:\n%s", r.tty.String(), r.stdout.String(), r.stderr.String())
+	}
+}
+
+// TestChatTerminalAnswersMCPQuestions: an MCP server's question during
+// the agent's tool call is asked at this terminal, field by field, and
+// the answer completes the call.
+func TestChatTerminalAnswersMCPQuestions(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys, want string
+	}{
+		{"accept", "mcp\ny\nfine by me\na\n", "result: accepted: confirm=true note=fine by me"},
+		{"bad value asked again", "mcp\nmaybe\nn\n\na\n", "result: accepted: confirm=false"},
+		{"decline", "mcp\ny\n\nd\n", "result: declined"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runChatWith(t, "", tc.keys, true, "")
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if !strings.Contains(r.tty.String(), "MCP server files asks") || !strings.Contains(r.stdout.String(), tc.want) {
+				t.Fatalf("tty:\n%s\nstdout:\n%s\nstderr:\n%s", r.tty.String(), r.stdout.String(), r.stderr.String())
+			}
+		})
+	}
+}
