@@ -9,8 +9,9 @@ import (
 )
 
 // agent runs the task's prompt through the host's agent as the
-// connection's owner, records the run as one step, and ends the run if
-// the agent did not.
+// connection's owner, records the run as one step, and then ends the
+// run: blocked if the agent called kanban_block, done otherwise (its
+// last words become a comment), or a failure if the agent could not run.
 func (cn *conn) agent(ctx context.Context) Response {
 	if cn.s.o.Agent == nil {
 		return refused("no model configured: set llm.base_url and llm.model in the config file")
@@ -29,53 +30,49 @@ func (cn *conn) agent(ctx context.Context) Response {
 	started := cn.s.o.Now()
 	b := &taskBoard{cn: cn}
 	tr, aerr := cn.s.o.Agent.Prompt(ctx, "kanban:"+t.ID+":"+cn.run, cn.dir, msg, b)
-	out := tr.Text
+	out, code := tr.Text, 0
 	if aerr != nil {
-		out += "\nwarden: " + aerr.Error()
-	}
-	code := 0
-	if aerr != nil {
-		code = -1
+		out, code = out+"\nwarden: "+aerr.Error(), -1
 	}
 	step := store.TaskStep{Command: t.Prompt, Verdict: "agent", Rule: "agent", ExitCode: code,
 		Output: out, Started: started, Finished: cn.s.o.Now()}
-	if _, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, step); err != nil && !errors.Is(err, store.ErrTaskRunEnded) {
+	if _, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, step); errors.Is(err, store.ErrTaskRunEnded) {
+		cn.ended = true
+		return ended()
+	} else if err != nil {
 		return internal(err)
 	}
-	res := AgentResult{Transcript: out, Reply: tr.Reply, Calls: tr.Calls, Blocked: tr.Blocked}
-	if !cn.ended {
-		var end Response
-		if aerr != nil {
-			end = cn.end(ctx, func() (store.Task, error) {
-				return cn.s.o.Board.RecordFailure(ctx, cn.run, "agent: "+aerr.Error(), cn.s.o.FailureLimit, cn.s.o.Now())
-			})
-		} else {
-			if r := strings.TrimSpace(tr.Reply); r != "" {
-				_ = b.Comment(ctx, r)
-			}
-			end = cn.end(ctx, func() (store.Task, error) {
-				return cn.s.o.Board.FinishRun(ctx, cn.run, store.RunFinish{Status: store.TaskRunSucceeded, Review: cn.s.o.Review, At: cn.s.o.Now()})
-			})
+	var end Response
+	switch {
+	case aerr != nil:
+		end = cn.end(ctx, func() (store.Task, error) {
+			return cn.s.o.Board.RecordFailure(ctx, cn.run, "agent: "+aerr.Error(), cn.s.o.FailureLimit, cn.s.o.Now())
+		})
+	case b.block != "":
+		end = cn.end(ctx, func() (store.Task, error) {
+			return cn.s.o.Board.FinishRun(ctx, cn.run, store.RunFinish{Status: store.TaskRunBlocked, Reason: b.block, At: cn.s.o.Now()})
+		})
+	default:
+		if r := strings.TrimSpace(tr.Reply); r != "" && !b.completed {
+			_ = b.Comment(ctx, r)
 		}
-		if end.Code != "" && end.Code != CodeEnded {
-			return end
-		}
-		b.status = end.Status
+		end = cn.end(ctx, func() (store.Task, error) {
+			return cn.s.o.Board.FinishRun(ctx, cn.run, store.RunFinish{Status: store.TaskRunSucceeded, Review: cn.s.o.Review, At: cn.s.o.Now()})
+		})
 	}
-	res.Status = b.status
-	if res.Status == "" {
-		if t, err := cn.s.o.Board.GetTask(context.WithoutCancel(ctx), cn.task.ID); err == nil {
-			res.Status = t.Status
-		}
+	if end.Code != "" {
+		return end
 	}
-	return Response{Agent: &res}
+	return Response{Agent: &AgentResult{Transcript: out, Reply: tr.Reply, Calls: tr.Calls, Blocked: tr.Blocked, Status: end.Status}}
 }
 
 // taskBoard gives the agent the kanban tools of the connection's own
-// run; the agent never names a task.
+// run; the agent never names a task. Completing or blocking takes
+// effect when the agent's turn ends, after its step is recorded.
 type taskBoard struct {
-	cn     *conn
-	status store.TaskStatus
+	cn        *conn
+	completed bool
+	block     string
 }
 
 func (b *taskBoard) Comment(ctx context.Context, body string) error {
@@ -87,23 +84,21 @@ func (b *taskBoard) Comment(ctx context.Context, body string) error {
 }
 
 func (b *taskBoard) Complete(ctx context.Context, summary string) error {
-	if b.cn.ended {
-		return errors.New("the run has already ended")
+	if b.completed || b.block != "" {
+		return errors.New("the task is already marked; finish your turn")
 	}
 	if strings.TrimSpace(summary) != "" {
 		if err := b.Comment(ctx, summary); err != nil {
 			return err
 		}
 	}
-	r := b.cn.end(ctx, func() (store.Task, error) {
-		return b.cn.s.o.Board.FinishRun(ctx, b.cn.run, store.RunFinish{Status: store.TaskRunSucceeded, Review: b.cn.s.o.Review, At: b.cn.s.o.Now()})
-	})
-	return b.result(r)
+	b.completed = true
+	return nil
 }
 
 func (b *taskBoard) Block(ctx context.Context, reason string) error {
-	if b.cn.ended {
-		return errors.New("the run has already ended")
+	if b.completed || b.block != "" {
+		return errors.New("the task is already marked; finish your turn")
 	}
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
@@ -112,16 +107,6 @@ func (b *taskBoard) Block(ctx context.Context, reason string) error {
 	if err := b.Comment(ctx, "blocked: "+reason); err != nil {
 		return err
 	}
-	r := b.cn.end(ctx, func() (store.Task, error) {
-		return b.cn.s.o.Board.FinishRun(ctx, b.cn.run, store.RunFinish{Status: store.TaskRunBlocked, Reason: reason, At: b.cn.s.o.Now()})
-	})
-	return b.result(r)
-}
-
-func (b *taskBoard) result(r Response) error {
-	if r.Error != "" {
-		return errors.New(r.Error)
-	}
-	b.status = r.Status
+	b.block = reason
 	return nil
 }

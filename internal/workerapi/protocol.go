@@ -44,11 +44,10 @@
 // block (reason), fail (reason), cron_run (name, wait), agent. complete,
 // block and fail end the run; the connection can do nothing after them.
 // agent runs the task's prompt (from the store, not from the worker)
-// through the host's agent as the run's owner; the agent's
-// kanban_complete and kanban_block end the run as complete and block do,
-// and if it ends its turn without either, the host completes the run
-// with its last words as a comment (or records a failure if it could not
-// run).
+// through the host's agent as the run's owner and ends the run when the
+// agent's turn ends: blocked if it called kanban_block, done otherwise
+// (kanban_complete's summary, or else its last words, as a comment), or
+// a recorded failure if the agent could not run.
 package workerapi
 
 import (
