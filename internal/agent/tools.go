@@ -95,6 +95,9 @@ func (a *Agent) call(ctx context.Context, ts toolset, r Run, call llm.ToolCall) 
 		return a.result(r, call, "error: "+err.Error()+"; call the tool again with a JSON object")
 	}
 	onPending := func(req store.Request) {
+		if req.Notice != "" {
+			r.Emit(Event{Kind: Notice, Text: req.Notice})
+		}
 		r.Emit(Event{Kind: Pending, Tool: call.Name, Request: req.ID, Text: "waiting for approval", Pending: &req})
 	}
 	text := func(k string) string { s, _ := in[k].(string); return s }

@@ -115,6 +115,9 @@ type Question struct {
 	// (or with the identical one this question joined), so an asker can
 	// say where to answer.
 	Notify func(store.Request)
+	// Notice is what the human must be told with the question (the
+	// gate's Decision.Notice).
+	Notice string
 	// Elicit, when set, makes the question an MCP server's elicitation
 	// (Action is then the mcp action whose call caused it): it never
 	// coalesces with another question and its answer grants nothing.
@@ -222,7 +225,7 @@ func (b *Broker) request(id string, q Question, now, deadline time.Time) (store.
 	return store.Request{
 		ID: id, Session: q.Owner.SessionKey(), Owner: ownerJSON, OwnerText: q.Owner.String(),
 		Action: q.Action, Digest: q.Action.Digest(), Classes: q.Classes, Analysis: analysis, Rule: q.Rule,
-		Created: now, Deadline: deadline, Host: b.o.Host, State: store.Pending, Elicit: q.Elicit,
+		Created: now, Deadline: deadline, Host: b.o.Host, State: store.Pending, Elicit: q.Elicit, Notice: q.Notice,
 	}, nil
 }
 

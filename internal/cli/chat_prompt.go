@@ -256,6 +256,9 @@ func describeRequest(r store.Request) string {
 		cmd = a.Input // the spans index into the analysed text
 	}
 	fmt.Fprintf(&b, "\nwarden: this needs your approval (request %s):\n  %s\n", r.ID, sanitize(cmd))
+	if r.Notice != "" {
+		fmt.Fprintf(&b, "  note: %s\n", sanitize(r.Notice))
+	}
 	if haveAnalysis {
 		single := !strings.ContainsAny(a.Input, "\n\r")
 		for _, f := range a.Findings {

@@ -115,7 +115,7 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending fun
 		err := fmt.Errorf("ask %s: %w", o, broker.ErrNoChannel)
 		return denied(out, err), err
 	}
-	req, err := r.o.Broker.Ask(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: d.Analysis, Timeout: r.o.Gate.Policy().Timeout, Notify: onPending})
+	req, err := r.o.Broker.Ask(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: d.Analysis, Timeout: r.o.Gate.Policy().Timeout, Notify: onPending, Notice: d.Notice})
 	if err != nil {
 		return denied(out, err), err
 	}

@@ -84,6 +84,10 @@ type Request struct {
 	Reason   string      `json:"reason,omitempty"`
 	Resolved time.Time   `json:"resolved_at,omitzero"`
 
+	// Notice is what warden tells the human with the question (the
+	// security reviewer failed and the session is in manual mode).
+	Notice string `json:"notice,omitempty"`
+
 	// Elicit is set when the question is an MCP server's elicitation
 	// rather than an approval: an answer accepts (with Content, the
 	// form's values) or declines it, and never grants anything.

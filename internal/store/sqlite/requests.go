@@ -12,7 +12,7 @@ import (
 )
 
 const requestCols = `id, session, owner, owner_text, action, digest, classes, analysis, rule,
-	created, deadline, host, state, scope, grain, resolved_by, surface, reason, resolved, elicit, content`
+	created, deadline, host, state, scope, grain, resolved_by, surface, reason, resolved, elicit, content, notice`
 
 func scanRequest(sc scanner) (store.Request, error) {
 	var (
@@ -24,7 +24,7 @@ func scanRequest(sc scanner) (store.Request, error) {
 		state, scope, grain       string
 	)
 	err := sc.Scan(&r.ID, &r.Session, &owner, &r.OwnerText, &act, &r.Digest, &classes, &analysis, &r.Rule,
-		&created, &deadline, &r.Host, &state, &scope, &grain, &r.By, &r.Surface, &r.Reason, &resolved, &elicit, &content)
+		&created, &deadline, &r.Host, &state, &scope, &grain, &r.By, &r.Surface, &r.Reason, &resolved, &elicit, &content, &r.Notice)
 	if err != nil {
 		return store.Request{}, err
 	}
@@ -96,9 +96,9 @@ func (db *DB) createRequest(ctx context.Context, r store.Request) error {
 		return err
 	}
 	_, err = db.q.ExecContext(ctx, `INSERT INTO requests
-		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state, elicit)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-		r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host, elicit)
+		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state, elicit, notice)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+		r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host, elicit, r.Notice)
 	return err
 }
 

@@ -25,6 +25,7 @@ func request(id, session, host string, created time.Time) store.Request {
 		Classes:   []string{"delete.recursive"},
 		Analysis:  json.RawMessage(`{"findings":[{"class":"delete.recursive","span":[0,6]}]}`),
 		Rule:      "ask.attended",
+		Notice:    "the reviewer is unreachable",
 		Created:   created,
 		Deadline:  created.Add(5 * time.Minute),
 		Host:      host,

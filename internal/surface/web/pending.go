@@ -32,6 +32,9 @@ const maxReason = 500
 // the time left is computed per render.
 type requestView struct {
 	ID, Session, Owner, Kind, Rule string
+	// Notice is warden's own note to the human (the reviewer fell back
+	// to manual), never text from the agent or a server.
+	Notice string
 	// SessionURL is the session's page.
 	SessionURL string
 	// Segments are the analysed command split on finding boundaries;
@@ -201,7 +204,7 @@ func (c *Console) pruneViews(pending []store.Request) {
 // viewRequest turns a request into what its card shows.
 func viewRequest(r store.Request) *requestView {
 	v := &requestView{
-		ID: r.ID, Session: r.Session, Owner: r.OwnerText, Kind: string(r.Action.Kind), Rule: r.Rule,
+		ID: r.ID, Session: r.Session, Owner: r.OwnerText, Kind: string(r.Action.Kind), Rule: r.Rule, Notice: r.Notice,
 		SessionURL: sessionURL(r.Session), Created: clock(r.Created),
 		DeadlineISO: iso(r.Deadline), DeadlineClock: clock(r.Deadline), deadline: r.Deadline,
 	}
