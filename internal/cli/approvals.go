@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -21,6 +22,7 @@ type approvalsOptions struct {
 	grain   string
 	pattern string
 	reason  string
+	content string
 }
 
 // newApprovalsCmd builds "warden approvals".
@@ -37,7 +39,10 @@ command.
 
 --json prints an array of {"id", "session", "owner": {"kind", …},
 "owner_text", "action": {"kind", "command", …}, "classes": […], "rule",
-"created_at", "deadline", "prefix"} (see README.md).
+"created_at", "deadline", "prefix", "notice", "elicit": {"server",
+"message", "schema", "url"}} (see README.md). An "elicit" entry is an MCP
+server's question to the session's human: answer it with approve
+--content '{"field": value}' (accept) or deny (decline).
 
 ` + hostExitHelp
 
@@ -78,9 +83,13 @@ func runApprovalsList(ctx context.Context, opts approvalsOptions, stdout io.Writ
 	now := time.Now()
 	rows := make([][]string, 0, len(list))
 	for _, a := range list {
-		rows = append(rows, []string{a.ID, a.Session, a.OwnerText, orDash(strings.Join(a.Classes, ",")), until(now, a.Deadline), clip(a.Action.Command, 60)})
+		what := a.Action.Payload()
+		if a.Elicit != nil {
+			what = "MCP " + a.Elicit.Server + " asks: " + a.Elicit.Message
+		}
+		rows = append(rows, []string{a.ID, a.Session, a.OwnerText, orDash(strings.Join(a.Classes, ",")), until(now, a.Deadline), clip(sanitize(what), 60)})
 	}
-	return table(stdout, []string{"ID", "SESSION", "OWNER", "CLASSES", "LEFT", "COMMAND"}, rows)
+	return table(stdout, []string{"ID", "SESSION", "OWNER", "CLASSES", "LEFT", "WHAT"}, rows)
 }
 
 const approvalsApproveLong = `Approve a pending request. The waiting action runs as soon as the answer is
@@ -92,6 +101,11 @@ and always, --grain chooses what is covered: exact (default) this command
 line; prefix an argv prefix (--pattern 'git push', default proposed from
 the command, see "prefix" in approvals list --json); class every finding of
 the request's classes.
+
+--content JSON answers an MCP server's question (approvals list shows
+"MCP … asks:"): the form's fields as a JSON object, e.g.
+--content '{"confirm": true}'. Such a question is answered once and grants
+nothing.
 
 An answer to a request that already ended is refused and says how it
 ended ("nothing pending — it had expired", "… it was already answered",
@@ -117,6 +131,7 @@ func newApprovalsApproveCmd() *cobra.Command {
 	f.StringVar(&opts.scope, "scope", "once", "once, session or always")
 	f.StringVar(&opts.grain, "grain", "", "exact, prefix or class (session and always; default exact)")
 	f.StringVar(&opts.pattern, "pattern", "", "the argv prefix for --grain prefix, e.g. 'git push'")
+	f.StringVar(&opts.content, "content", "", "an MCP server's question: the answer's fields as a JSON object")
 	f.BoolVar(&opts.json, "json", false, "print the ended request as JSON")
 	return cmd
 }
@@ -138,6 +153,15 @@ func (o approvalsOptions) validateApprove() error {
 	if o.pattern != "" && o.grain != "prefix" {
 		return usageError{fmt.Errorf("--pattern needs --grain prefix")}
 	}
+	if o.content != "" {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(o.content), &obj); err != nil || obj == nil {
+			return usageError{fmt.Errorf("--content must be a JSON object, like '{\"confirm\": true}'")}
+		}
+		if o.scope != "once" || o.grain != "" {
+			return usageError{fmt.Errorf("--content answers an MCP question once; drop --scope and --grain")}
+		}
+	}
 	return nil
 }
 
@@ -150,7 +174,11 @@ func runApprovalsApprove(ctx context.Context, opts approvalsOptions, id string, 
 		return err
 	}
 	defer c.Close()
-	res, err := c.Approve(ctx, id, localapi.ApproveRequest{Scope: opts.scope, Grain: opts.grain, Pattern: opts.pattern})
+	req := localapi.ApproveRequest{Scope: opts.scope, Grain: opts.grain, Pattern: opts.pattern}
+	if opts.content != "" {
+		req.Scope, req.Content = "", json.RawMessage(opts.content)
+	}
+	res, err := c.Approve(ctx, id, req)
 	if err != nil {
 		return hostError(err)
 	}

@@ -51,6 +51,12 @@ type Approval struct {
 	// is given ("git push" for "git push -f origin main"); empty when none
 	// can be proposed.
 	Prefix string `json:"prefix,omitempty"`
+	// Notice is warden's note to the human with the question (the
+	// security reviewer fell back to manual).
+	Notice string `json:"notice,omitempty"`
+	// Elicit is set when the question is an MCP server's: answer it with
+	// approve and content (accept) or deny (decline).
+	Elicit *store.Elicitation `json:"elicit,omitempty"`
 }
 
 // ApproveRequest is the body of POST /v1/approvals/{id}/approve.
@@ -66,6 +72,9 @@ type ApproveRequest struct {
 	// By is a label for who answered. The host records it beside the
 	// identity it read from the socket, which is what counts.
 	By string `json:"by,omitempty"`
+	// Content answers an MCP server's question (a JSON object of its
+	// form's fields); only for such questions, which are answered once.
+	Content json.RawMessage `json:"content,omitempty"`
 }
 
 // DenyRequest is the body of POST /v1/approvals/{id}/deny.

@@ -167,6 +167,7 @@ func approvalOf(r store.Request) Approval {
 	return Approval{
 		ID: r.ID, Session: r.Session, Owner: r.Owner, OwnerText: r.OwnerText, Action: r.Action,
 		Classes: classes, Rule: r.Rule, Created: r.Created, Deadline: r.Deadline, Prefix: broker.DefaultPrefix(r),
+		Notice: r.Notice, Elicit: r.Elicit,
 	}
 }
 
@@ -182,7 +183,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &body) {
 		return
 	}
-	a := broker.Answer{Approve: true, Scope: store.Scope(body.Scope), Grain: grant.Grain(body.Grain), Pattern: strings.TrimSpace(body.Pattern)}
+	a := broker.Answer{Approve: true, Scope: store.Scope(body.Scope), Grain: grant.Grain(body.Grain), Pattern: strings.TrimSpace(body.Pattern), Content: body.Content}
 	if err := validApproval(a); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -249,9 +250,15 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, a broker.Answer,
 		cur.State = store.Expired
 		writeLate(w, cur)
 		return
+	case cur.Elicit != nil && a.Approve && ((a.Scope != "" && a.Scope != store.Once) || a.Grain != ""):
+		writeError(w, http.StatusBadRequest, "an MCP server's question is answered once and grants nothing: approve it with content (accept) or deny it (decline)")
+		return
 	}
 	ended, err := s.o.Broker.Resolve(ctx, id, a)
 	switch {
+	case errors.Is(err, broker.ErrContent):
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	case errors.Is(err, broker.ErrNotPending):
 		writeLate(w, ended)
 		return
