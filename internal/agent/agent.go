@@ -68,6 +68,8 @@ type MCPResult struct {
 type MCP interface {
 	Tools(ctx context.Context, o owner.Owner) ([]MCPTool, error)
 	Call(ctx context.Context, o owner.Owner, server, tool string, args map[string]any) (MCPResult, error)
+	// Release ends o's sessions with the servers (a one-shot run is over).
+	Release(ctx context.Context, o owner.Owner)
 }
 
 // Board is a kanban worker's own task: the kanban_* tools.

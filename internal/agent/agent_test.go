@@ -323,3 +323,37 @@ func TestTrimHistory(t *testing.T) {
 		}
 	}
 }
+
+// releaseRecorder is the agent's view of the MCP servers with no tools;
+// it records which owners' sessions were released.
+type releaseRecorder struct {
+	mu       sync.Mutex
+	released []string
+}
+
+func (r *releaseRecorder) Tools(context.Context, owner.Owner) ([]MCPTool, error) { return nil, nil }
+func (r *releaseRecorder) Call(context.Context, owner.Owner, string, string, map[string]any) (MCPResult, error) {
+	return MCPResult{}, errors.New("no tools")
+}
+func (r *releaseRecorder) Release(_ context.Context, o owner.Owner) {
+	r.mu.Lock()
+	r.released = append(r.released, o.String())
+	r.mu.Unlock()
+}
+
+// TestPromptReleasesMCPSessions: a one-shot run (cron, kanban) ends its
+// owner's MCP sessions; a conversation's run keeps them.
+func TestPromptReleasesMCPSessions(t *testing.T) {
+	f := newFixture(t, "", llmtest.Script(llmtest.Text("one"), llmtest.Text("two")))
+	rec := &releaseRecorder{}
+	ag := New(Options{Model: f.ag.o.Model, Exec: f.ag.o.Exec, MCP: rec})
+	if _, err := ag.Run(cronCtx(t, "j", "r1"), Run{Dir: f.dir}, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ag.Prompt(cronCtx(t, "j", "r2"), "c", f.dir, "hi", nil); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rec.released) != "[cron:j,run=r2]" {
+		t.Fatalf("released %v, want only the prompt run's owner", rec.released)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/wardenhq/warden/internal/owner"
 )
 
 // Transcript is an unattended run written down: what the agent called,
@@ -25,6 +27,11 @@ type Transcript struct {
 func (a *Agent) Prompt(ctx context.Context, conversation, dir, prompt string, board Board) (Transcript, error) {
 	var w transcriptWriter
 	res, err := a.Run(ctx, Run{Conversation: conversation, Dir: dir, Board: board, Emit: w.add}, prompt)
+	if o, ok := owner.From(ctx); ok && a.o.MCP != nil {
+		// A cron or kanban run's owner never comes back: its MCP
+		// sessions (and stdio servers) end with it.
+		a.o.MCP.Release(context.WithoutCancel(ctx), o)
+	}
 	return Transcript{Text: w.String(), Calls: res.Calls, Blocked: res.Blocked, Reply: res.Reply}, err
 }
 

@@ -45,6 +45,9 @@ func (t mcpTools) Call(ctx context.Context, o owner.Owner, server, tool string, 
 	return agent.MCPResult{Text: r.Text, IsError: r.IsError}, err
 }
 
+// Release implements agent.MCP.
+func (t mcpTools) Release(ctx context.Context, o owner.Owner) { _ = t.m.CloseOwner(ctx, o) }
+
 // brokerElicitor puts an MCP server's question to the owner's human as a
 // request: it waits in the owner's session queue, shows on the owner's
 // surfaces, and ends accept (with the form's values), decline or cancel.
