@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -13,12 +14,14 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/mcpserve"
 )
 
 // mcpOptions are the flags of warden mcp.
 type mcpOptions struct {
-	state string
+	state  string
+	config string
 }
 
 const mcpLong = `Serve warden's tools to another agent over MCP on stdio: shell {command,
@@ -37,6 +40,18 @@ In an MCP client's configuration:
 
   {"mcpServers":{"warden":{"command":"warden","args":["mcp"]}}}
 
+With mcp.ask_client: true in the config (--config, default
+$XDG_CONFIG_HOME/warden/config.yaml; a missing file means it is off),
+a client that supports MCP elicitation (form mode) is asked too, so its
+own UI can show the question to its user: "Run it" (yes or no) and a
+reason if not. The console keeps the question; the first answer wins,
+and a late answer from the other side is ignored. No answer by
+approvals.timeout is still a deny, and any failure on the client's side
+denies. Clients on MCP protocol 2026-07-28 get the question as an input
+request of the tool call; older ones as elicitation/create. Turn it on
+only for a client that shows the question to a human: whoever answers
+the client's question can approve the agent's dangerous calls.
+
 warden mcp needs a running host and refuses to start without one: its
 calls run in the host, with the host's environment allowlist.
 
@@ -47,7 +62,7 @@ not running or failed; 3 usage error.`
 func newMCPCmd() *cobra.Command {
 	var opts mcpOptions
 	cmd := &cobra.Command{
-		Use:                   "mcp [--state DIR]",
+		Use:                   "mcp [--state DIR] [--config FILE]",
 		Short:                 "Serve shell, code and file tools over MCP on stdio, through the host's gate",
 		Long:                  mcpLong,
 		DisableFlagsInUseLine: true,
@@ -61,10 +76,16 @@ func newMCPCmd() *cobra.Command {
 		},
 	}
 	addStateFlag(cmd, &opts.state)
+	cmd.Flags().StringVar(&opts.config, "config", "", "config file, read for mcp.ask_client (default $XDG_CONFIG_HOME/warden/config.yaml)")
 	return cmd
 }
 
 func runMCP(ctx context.Context, opts mcpOptions, dir string, stdin io.Reader, stdout, stderr io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	askClient, err := mcpAskClient(opts.config, logger)
+	if err != nil {
+		return err
+	}
 	c, err := hostClient(opts.state)
 	if err != nil {
 		return err
@@ -77,8 +98,9 @@ func runMCP(ctx context.Context, opts mcpOptions, dir string, stdin io.Reader, s
 	}
 	s, err := mcpserve.New(mcpserve.Options{
 		Runner: c, Dir: dir, Version: version(),
-		Session: "mcp-" + strings.ToLower(ulid.Make().String()),
-		Logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Session:   "mcp-" + strings.ToLower(ulid.Make().String()),
+		Logger:    logger,
+		AskClient: askClient, Answerer: c,
 	})
 	if err != nil {
 		return err
@@ -88,6 +110,29 @@ func runMCP(ctx context.Context, opts mcpOptions, dir string, stdin io.Reader, s
 		return fmt.Errorf("mcp: %w", err)
 	}
 	return nil
+}
+
+// mcpAskClient reads mcp.ask_client from the config file at path (the
+// default path when empty). A missing file means the defaults (off); a
+// broken one is an error, as it is for warden serve.
+func mcpAskClient(path string, logger *slog.Logger) (bool, error) {
+	if path == "" {
+		var err error
+		if path, err = defaultConfigPath(); err != nil {
+			return false, err
+		}
+	}
+	cfg, warnings, err := config.Load(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("mcp: %w (check it with `warden config check %s`)", err, path)
+	}
+	for _, w := range warnings {
+		logger.Warn("config warning", "component", "config", "warning", w.String())
+	}
+	return cfg.MCP.AskClient, nil
 }
 
 // nopWriteCloser leaves closing stdout to the process.

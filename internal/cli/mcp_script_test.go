@@ -16,6 +16,11 @@ import (
 // client (the go-sdk's) named test-agent that starts `warden mcp` as its
 // server over stdio, calls TOOL with ARGS_JSON, and prints the result's
 // text and then "error: true|false". It exits 1 if the call itself fails.
+//
+// MCPCLIENT_ELICIT makes it a client that can elicit (form mode), whose
+// user answers every question as the variable says: "approve", or
+// "deny:REASON"; it prints each question to stderr as "asked: MESSAGE".
+// MCPCLIENT_PROTOCOL pins the protocol version it asks for.
 func mcpClientMain() {
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: mcpclient TOOL ARGS_JSON")
@@ -37,7 +42,18 @@ func mcpClientMain() {
 		}
 	}
 	cmd.Stderr = os.Stderr
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	var opts mcp.ClientOptions
+	if how := os.Getenv("MCPCLIENT_ELICIT"); how != "" {
+		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			fmt.Fprintf(os.Stderr, "asked: %s\n", req.Params.Message)
+			if how == "approve" {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false, "reason": strings.TrimPrefix(how, "deny:")}}, nil
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, &opts).Connect(ctx, &mcp.CommandTransport{Command: cmd},
+		&mcp.ClientSessionOptions{ProtocolVersion: os.Getenv("MCPCLIENT_PROTOCOL")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcpclient: connect:", err)
 		os.Exit(1)

@@ -118,7 +118,8 @@ type MCP struct {
 	// Servers are the MCP servers whose tools the agents may call.
 	Servers []MCPServer
 	// AskClient makes warden mcp ask its client (MCP elicitation) when
-	// the client supports it, instead of the console.
+	// the client supports it, as well as the console; the first answer
+	// wins.
 	AskClient bool
 }
 

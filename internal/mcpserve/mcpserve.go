@@ -9,6 +9,15 @@
 // output and exit status, or the denial message, which tells the agent
 // not to retry variations.
 //
+// With Options.AskClient (mcp.ask_client in the config) and a client
+// that can elicit (form mode), the question also goes to the client, so
+// its own UI shows it to its human: the first call returns the question
+// as an MCP input request (InputRequests, which the SDK turns into an
+// elicitation/create for clients on protocols before 2026-07-28), and
+// the call the client retries with the answer approves or denies the
+// host's request, then returns the run's outcome. The console keeps the
+// question; the first answer wins. See ask.go.
+//
 // The package holds no policy: the host decides, audits and runs. It
 // only maps MCP tool calls to the host's /v1/external/run endpoint and
 // its event stream back to tool results.
@@ -44,6 +53,16 @@ type Runner interface {
 
 var _ Runner = (*localapi.Client)(nil)
 
+// Answerer answers a pending host request as a human would on the
+// console (*localapi.Client). A request that had already ended gives an
+// error matching store.ErrNotPending.
+type Answerer interface {
+	Approve(ctx context.Context, id string, a localapi.ApproveRequest) (localapi.Result, error)
+	Deny(ctx context.Context, id string, d localapi.DenyRequest) (localapi.Result, error)
+}
+
+var _ Answerer = (*localapi.Client)(nil)
+
 // Options configure a server.
 type Options struct {
 	// Runner reaches the host.
@@ -59,17 +78,32 @@ type Options struct {
 	// Version is reported to clients.
 	Version string
 	Logger  *slog.Logger
+	// AskClient puts a call's question to the MCP client too, when the
+	// client advertised form elicitation; Answerer then carries its
+	// answer to the host. The console keeps the question either way.
+	AskClient bool
+	// Answerer answers host requests for the client; required with
+	// AskClient.
+	Answerer Answerer
 }
 
 // New returns the MCP server with warden's tools.
 func New(o Options) (*mcp.Server, error) {
+	s, _, err := newServer(o)
+	return s, err
+}
+
+// newServer is New, also returning the handler (for tests).
+func newServer(o Options) (*mcp.Server, *handler, error) {
 	switch {
 	case o.Runner == nil:
-		return nil, errors.New("mcp server: no runner")
+		return nil, nil, errors.New("mcp server: no runner")
 	case o.Session == "":
-		return nil, errors.New("mcp server: no session id")
+		return nil, nil, errors.New("mcp server: no session id")
 	case !filepath.IsAbs(o.Dir):
-		return nil, fmt.Errorf("mcp server: dir %q is not absolute", o.Dir)
+		return nil, nil, fmt.Errorf("mcp server: dir %q is not absolute", o.Dir)
+	case o.AskClient && o.Answerer == nil:
+		return nil, nil, errors.New("mcp server: ask_client without an answerer")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -78,23 +112,40 @@ func New(o Options) (*mcp.Server, error) {
 		o.Version = "(devel)"
 	}
 	h := &handler{o: o, log: o.Logger.With("component", "mcpserve")}
+	if o.AskClient {
+		a, err := newAsks()
+		if err != nil {
+			return nil, nil, fmt.Errorf("mcp server: %w", err)
+		}
+		h.asks = a
+	}
+	where := "on the warden console"
+	if h.asks != nil {
+		where += " (and in your own UI, when you support elicitation)"
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "warden", Title: "warden execution host", Version: o.Version}, &mcp.ServerOptions{
-		Instructions: "Every call runs on the user's machine only after warden's gate allows it; a dangerous call waits for the user's approval on the warden console. A denied call was not run: do not retry it or variations of it.",
+		Instructions: "Every call runs on the user's machine only after warden's gate allows it; a dangerous call waits for the user's approval " + where + ". A denied call was not run: do not retry it or variations of it.",
 		Logger:       o.Logger,
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "shell",
 		Description: "Run one shell command line on the user's machine, through warden's gate. Returns its output (stdout and stderr) and exit status, or why it was not run.",
-	}, h.shell)
+	}, answers(h, h.shell))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "execute_code",
 		Description: "Run a program in an interpreter (python, node, bash, sh, …) on the user's machine, through warden's gate. Returns its output and exit status, or why it was not run.",
-	}, h.code)
+	}, answers(h, h.code))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "write_file",
 		Description: "Write a file (created or replaced whole) inside the working directory warden mcp was started in, through warden's gate.",
-	}, h.write)
-	return s, nil
+	}, answers(h, h.write))
+	if h.asks != nil {
+		// Outermost, around the SDK's own multi-round-trip shim, so it
+		// sees a call whose client-side question failed (see
+		// denyUnanswered).
+		s.AddReceivingMiddleware(h.denyUnanswered)
+	}
+	return s, h, nil
 }
 
 // ShellInput is the shell tool's input.
@@ -129,6 +180,10 @@ type Result struct {
 	Rule string `json:"rule,omitempty"`
 	// Request is the console request a human answered, if one was asked.
 	Request string `json:"request,omitempty"`
+	// AnsweredIn is "client" when the MCP client's user answered the
+	// request (mcp.ask_client), "" when the console did or nobody was
+	// asked.
+	AnsweredIn string `json:"answered_in,omitempty"`
 }
 
 // handler serves the tool calls of one server.
@@ -138,6 +193,8 @@ type handler struct {
 
 	mu    sync.Mutex
 	agent string // the client's name, pinned at its first call
+
+	asks *asks // the questions put to the client; nil without AskClient
 }
 
 func (h *handler) shell(ctx context.Context, req *mcp.CallToolRequest, in ShellInput) (*mcp.CallToolResult, Result, error) {
@@ -195,23 +252,43 @@ func (h *handler) sessionOf(req *mcp.CallToolRequest) string {
 }
 
 // run sends the action to the host and turns its events into a result.
-// A denial is a tool error the agent reads, not a protocol error.
+// A denial is a tool error the agent reads, not a protocol error. With
+// AskClient and a client that can elicit, the question goes to the
+// client as well (ask).
 func (h *handler) run(ctx context.Context, req *mcp.CallToolRequest, r localapi.ExternalRequest) (*mcp.CallToolResult, Result, error) {
 	r.Agent, r.Session = h.agentOf(req), h.sessionOf(req)
 	if err := r.Action.Validate(); err != nil {
 		return toolError(err.Error())
 	}
+	if h.asks != nil && canElicit(req.ClientCapabilities()) {
+		return h.ask(ctx, req, r)
+	}
+	return h.result(h.collect(ctx, r, func(e localapi.Event) {
+		h.log.InfoContext(ctx, "waiting for approval", "request", e.ID, "console", e.Console)
+	}))
+}
+
+// outcome is what a host run sent: the result so far, its final event,
+// and the error that cut it short, if any.
+type outcome struct {
+	res  Result
+	end  localapi.Event
+	seen bool // end was received
+	err  error
+}
+
+// collect runs the action on the host and gathers its events; pending
+// hears the host's question when it asks one.
+func (h *handler) collect(ctx context.Context, r localapi.ExternalRequest, pending func(localapi.Event)) outcome {
 	var (
-		res  Result
-		out  capped
-		end  localapi.Event
-		seen bool
+		o   outcome
+		out capped
 	)
-	err := h.o.Runner.Run(ctx, r, func(e localapi.Event) error {
+	o.err = h.o.Runner.Run(ctx, r, func(e localapi.Event) error {
 		switch e.Event {
 		case localapi.EventPending:
-			res.Request = e.ID
-			h.log.InfoContext(ctx, "waiting for approval", "request", e.ID, "console", e.Console)
+			o.res.Request = e.ID
+			pending(e)
 		case localapi.EventStdout, localapi.EventStderr:
 			b, err := e.Bytes()
 			if err != nil {
@@ -219,17 +296,25 @@ func (h *handler) run(ctx context.Context, req *mcp.CallToolRequest, r localapi.
 			}
 			out.write(b)
 		default:
-			end, seen = e, true
+			o.end, o.seen = e, true
 		}
 		return nil
 	})
-	res.Output = out.String()
+	if o.err != nil {
+		h.log.WarnContext(ctx, "run failed", "err", o.err)
+	}
+	o.res.Output = out.String()
+	return o
+}
+
+// result turns a run's outcome into the tool result.
+func (h *handler) result(o outcome) (*mcp.CallToolResult, Result, error) {
+	res, end := o.res, o.end
 	switch {
-	case err != nil:
-		h.log.WarnContext(ctx, "run failed", "err", err)
-		res.Message = "warden could not run this action (" + err.Error() + "). It may not have run; do not retry it blindly; tell the user."
+	case o.err != nil:
+		res.Message = "warden could not run this action (" + o.err.Error() + "). It may not have run; do not retry it blindly; tell the user."
 		return errorResult(res)
-	case !seen:
+	case !o.seen:
 		res.Message = "warden could not run this action: the host sent no outcome."
 		return errorResult(res)
 	}
@@ -245,7 +330,10 @@ func (h *handler) run(ctx context.Context, req *mcp.CallToolRequest, r localapi.
 			text += "\n"
 		}
 		text += fmt.Sprintf("[exit status %d]", res.ExitCode)
-		if res.Request != "" {
+		switch {
+		case res.Request != "" && res.AnsweredIn == answeredInClient:
+			text += fmt.Sprintf(" (approved in the MCP client, request %s)", res.Request)
+		case res.Request != "":
 			text += fmt.Sprintf(" (approved on the warden console, request %s)", res.Request)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.ExitCode != 0}, res, nil
