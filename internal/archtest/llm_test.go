@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -49,4 +50,51 @@ func TestOnlyAdapterImportsOpenAI(t *testing.T) {
 // through llm.Client).
 func TestGuardianNoAmbientIdentity(t *testing.T) {
 	checkNoAmbientIdentity(t, filepath.Join("..", "guardian"))
+}
+
+// TestAgentsNoEnvironment: the packages that carry agents' work — the
+// model loop, the model adapter, the MCP client and server — never read
+// or change the process environment: the API key, the servers' children's
+// environments and the owners all come from the edge. (They do run
+// processes and speak HTTP, so the decision packages' import rule does
+// not apply.)
+func TestAgentsNoEnvironment(t *testing.T) {
+	for _, p := range []string{"agent", "llm", filepath.Join("llm", "openai"), "mcpclient", "mcpserve", "guardian"} {
+		t.Run(p, func(t *testing.T) { checkNoEnvironment(t, filepath.Join("..", p)) })
+	}
+}
+
+func checkNoEnvironment(t *testing.T, dir string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		checked++
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && (x.Name == "os" || x.Name == "syscall") {
+				switch sel.Sel.Name {
+				case "Getenv", "LookupEnv", "Environ", "ExpandEnv", "Setenv", "Unsetenv", "Clearenv":
+					t.Errorf("%s: %s.%s", name, x.Name, sel.Sel.Name)
+				}
+			}
+			return true
+		})
+	}
+	if checked == 0 {
+		t.Fatalf("no source files in %s", dir)
+	}
 }
