@@ -239,11 +239,13 @@ func chatOwner(key string, attended bool, c *chat) (owner.Owner, error) {
 
 // chat is one running chat session.
 type chat struct {
-	key   string
-	owner owner.Owner
-	local *host.Local
-	env   chatEnv
-	in    *input
+	// midLine is set while streamed words have not ended their line.
+	midLine bool
+	key     string
+	owner   owner.Owner
+	local   *host.Local
+	env     chatEnv
+	in      *input
 }
 
 func (c *chat) intro(state, cfgStatus string, yolo bool) {

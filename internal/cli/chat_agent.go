@@ -28,7 +28,8 @@ func (c *chat) ask(ctx context.Context, message string) error {
 		fmt.Fprintf(c.env.stderr, "warden: %s; !COMMAND still works\n", errNoModel)
 		return nil
 	}
-	_, err := c.local.Agent.Run(ctx, agent.Run{Conversation: c.key, Dir: c.env.dir, Emit: func(e agent.Event) { c.show(ctx, e) }}, message)
+	_, err := c.local.Agent.Run(ctx, agent.Run{Conversation: c.key, Dir: c.env.dir, Stream: true, Emit: func(e agent.Event) { c.show(ctx, e) }}, message)
+	c.endLine()
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -43,7 +44,8 @@ func (c *chat) query(ctx context.Context, message string) error {
 	if !c.local.Agent.Configured() {
 		return errNoModel
 	}
-	res, err := c.local.Agent.Run(ctx, agent.Run{Conversation: c.key, Dir: c.env.dir, Emit: func(e agent.Event) { c.show(ctx, e) }}, message)
+	res, err := c.local.Agent.Run(ctx, agent.Run{Conversation: c.key, Dir: c.env.dir, Stream: true, Emit: func(e agent.Event) { c.show(ctx, e) }}, message)
+	c.endLine()
 	if err != nil {
 		if errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRefused) {
 			return fmt.Errorf("chat: %w", err)
@@ -56,9 +58,16 @@ func (c *chat) query(ctx context.Context, message string) error {
 	return nil
 }
 
-// show prints one event of the agent's run.
+// show prints one event of the agent's run. The agent's words stream
+// to stdout as they come; anything else starts on a line of its own.
 func (c *chat) show(ctx context.Context, e agent.Event) {
 	out, errw := c.env.stdout, c.env.stderr
+	if e.Kind == agent.Text && e.Delta {
+		fmt.Fprint(out, sanitizeLines(e.Text))
+		c.midLine = !strings.HasSuffix(e.Text, "\n")
+		return
+	}
+	c.endLine()
 	switch e.Kind {
 	case agent.Text:
 		fmt.Fprintln(out, sanitizeLines(e.Text))
@@ -74,6 +83,14 @@ func (c *chat) show(ctx context.Context, e agent.Event) {
 		fmt.Fprintf(errw, "  %s\n", strings.ReplaceAll(clipLines(e.Text, 12), "\n", "\n  "))
 	case agent.Notice:
 		fmt.Fprintf(errw, "warden: %s\n", sanitize(e.Text))
+	}
+}
+
+// endLine ends streamed words that did not end their line.
+func (c *chat) endLine() {
+	if c.midLine {
+		fmt.Fprintln(c.env.stdout)
+		c.midLine = false
 	}
 }
 

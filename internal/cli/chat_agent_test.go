@@ -54,6 +54,7 @@ type chatRun struct {
 	stdout, stderr, tty lockedBuffer
 	err                 error
 	dir                 string
+	model               *llmtest.Server
 }
 
 // runChatWith runs warden chat against the fake model with input as
@@ -68,7 +69,7 @@ func runChatWith(t *testing.T, query, input string, tty bool, extraConfig string
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := &chatRun{dir: filepath.Join(dir, "work")}
+	r := &chatRun{dir: filepath.Join(dir, "work"), model: srv}
 	if err := os.Mkdir(r.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +103,9 @@ func TestChatQuery(t *testing.T) {
 			}
 			if strings.Contains(r.stdout.String(), "warden chat: session") {
 				t.Error("-q printed the interactive intro")
+			}
+			if reqs := r.model.Requests(); len(reqs) == 0 || !reqs[0].Stream {
+				t.Error("chat did not stream the reply")
 			}
 		})
 	}
