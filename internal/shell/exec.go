@@ -156,8 +156,9 @@ func (w *walker) remoteSubst(idx int, a Arg) {
 	if a.subst == 0 {
 		return
 	}
-	for _, n := range w.substLists[a.subst-1] {
-		if fetchers[n] {
+	r := w.substLists[a.subst-1]
+	for i := r.lo; i < r.hi; i++ {
+		if fetchers[w.a.Commands[i].key()] {
 			if strings.HasPrefix(a.Value, "<(") {
 				w.find(idx, clsRemoteProc, a.Span)
 			} else {

@@ -76,8 +76,9 @@ type walker struct {
 	// expanded are function bodies already walked, per stdin kind.
 	expanded map[expansion]bool
 	err      error
-	// substLists are the commands run by arguments' substitutions.
-	substLists [][]string
+	// substLists are the ranges of Analysis.Commands run by arguments'
+	// substitutions; their names are looked up only when needed.
+	substLists []cmdRange
 	// free are cmd values to reuse (see exec).
 	free []*cmd
 	// argBuf is the block argSlice carves argv slices from.
@@ -245,15 +246,15 @@ func (w *walker) compound(node syntax.Node, via []string) {
 }
 
 // substs walks the command and process substitutions inside a node and
-// returns the names of the commands they run.
-func (w *walker) substs(node syntax.Node, via []string) []string {
+// returns the range [lo, hi) of Analysis.Commands they ran.
+func (w *walker) substs(node syntax.Node, via []string) (lo, hi int) {
+	lo = len(w.a.Commands)
 	if word, ok := node.(*syntax.Word); ok && (word == nil || !mayRun(word.Parts)) {
-		return nil
+		return lo, lo
 	}
 	if node == nil {
-		return nil
+		return lo, lo
 	}
-	var names []string
 	syntax.Walk(node, func(n syntax.Node) bool {
 		var list []*syntax.Stmt
 		var how string
@@ -265,7 +266,6 @@ func (w *walker) substs(node syntax.Node, via []string) []string {
 		default:
 			return w.err == nil
 		}
-		start := len(w.a.Commands)
 		w.depth++
 		if w.depth > w.opts.MaxDepth {
 			w.err = fmt.Errorf("%w: substitutions nested deeper than %d", errCap, w.opts.MaxDepth)
@@ -273,12 +273,11 @@ func (w *walker) substs(node syntax.Node, via []string) []string {
 		}
 		w.stmts(list, appendVia(via, how), stdin{})
 		w.depth--
-		for i := start; i < len(w.a.Commands); i++ {
-			names = append(names, w.a.Commands[i].key())
-		}
 		return false
 	})
-	return names
+	// Only substitutions append candidates during the walk, so what they
+	// ran is exactly the candidates added since it began.
+	return lo, len(w.a.Commands)
 }
 
 func appendVia(via []string, how string) []string {
@@ -389,11 +388,11 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 	}
 	args := w.argSlice(len(ce.Args))
 	for _, word := range ce.Args {
-		names := w.substs(word, via)
+		lo, hi := w.substs(word, via)
 		n := len(args)
 		args = w.wordInto(args, word)
-		if len(names) > 0 {
-			w.substLists = append(w.substLists, names)
+		if hi > lo {
+			w.substLists = append(w.substLists, cmdRange{int32(lo), int32(hi)})
 			for i := n; i < len(args); i++ {
 				args[i].subst = int32(len(w.substLists))
 			}
@@ -409,28 +408,21 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 
 // pipeline walks a | b | c and judges what flows into shells.
 func (w *walker) pipeline(b *syntax.BinaryCmd, via []string, in stdin) {
-	var stages []*syntax.Stmt
-	var flatten func(s *syntax.Stmt)
-	flatten = func(s *syntax.Stmt) {
-		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated {
-			flatten(bc.X)
-			flatten(bc.Y)
-			return
-		}
-		stages = append(stages, s)
-	}
-	flatten(b.X)
-	flatten(b.Y)
-	starts := make([]int, len(stages)+1)
+	// Most pipelines are short: their stages and candidate starts fit in
+	// arrays on the stack.
+	var stageBuf [8]*syntax.Stmt
+	var startBuf [9]int
+	stages := flattenPipe(flattenPipe(stageBuf[:0], b.X), b.Y)
+	starts := startBuf[:0]
 	for i, s := range stages {
-		starts[i] = len(w.a.Commands)
+		starts = append(starts, len(w.a.Commands))
 		sin := stdin{kind: stdinPipe}
 		if i == 0 {
 			sin = in
 		}
 		w.stmt(s, via, sin)
 	}
-	starts[len(stages)] = len(w.a.Commands)
+	starts = append(starts, len(w.a.Commands))
 	for i := 1; i < len(stages); i++ {
 		for c := starts[i]; c < starts[i+1]; c++ {
 			if w.meta[c].consumer == "" {
@@ -439,6 +431,14 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, via []string, in stdin) {
 			w.judgeFeed(c, starts[:i+1], via)
 		}
 	}
+}
+
+// flattenPipe appends the stages of a | b | c to dst, left to right.
+func flattenPipe(dst []*syntax.Stmt, s *syntax.Stmt) []*syntax.Stmt {
+	if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated {
+		return flattenPipe(flattenPipe(dst, bc.X), bc.Y)
+	}
+	return append(dst, s)
 }
 
 // judgeFeed classifies code piped into candidate c from the stages before
@@ -523,6 +523,9 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 	w.stmts(f.Stmts, via, in)
 	w.lvl = saved
 }
+
+// cmdRange is a range [lo, hi) of Analysis.Commands.
+type cmdRange struct{ lo, hi int32 }
 
 // expansion is one walk of a function body.
 type expansion struct {
