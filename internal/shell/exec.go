@@ -896,7 +896,10 @@ func (c *cmd) staticOutput() {
 		for _, a := range c.args[2:] {
 			vals = append(vals, a.Value)
 		}
-		s, _, err := expand.Format(nil, c.args[1].Value, vals)
+		// A nil config would make expand use (and write to) one shared
+		// package-level config, output buffer included: concurrent
+		// analyses raced on it. Each call gets its own.
+		s, _, err := expand.Format(&expand.Config{}, c.args[1].Value, vals)
 		if err != nil {
 			return
 		}
