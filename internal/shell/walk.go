@@ -65,25 +65,46 @@ type meta struct {
 }
 
 type walker struct {
-	opts   Options
-	a      *Analysis
-	meta   []meta
-	lvl    *level
-	depth  int
-	nest   int
-	funcs  map[string]*syntax.FuncDecl
-	active map[string]bool // functions being expanded
+	opts  Options
+	a     *Analysis
+	lvl   *level
+	depth int
+	nest  int
+	err   error
+	// listed is whether the input is long enough that an analysis
+	// without candidates reports an empty list rather than none.
+	listed bool
+	// argBuf is the block argSlice carves argv slices from. It is part
+	// of the result, so it is never recycled.
+	argBuf []Arg
+
+	// The rest is working memory that the walkers pool recycles: none of
+	// it is reachable from a returned Analysis.
+
+	// commands and findings back Analysis.Commands and Findings during
+	// the walk; finish copies them out.
+	commands []Command
+	findings []Finding
+	meta     []meta
+	funcs    map[string]*syntax.FuncDecl
+	active   map[string]bool // functions being expanded
 	// expanded are function bodies already walked, per stdin kind.
 	expanded map[expansion]bool
-	err      error
 	// substLists are the ranges of Analysis.Commands run by arguments'
 	// substitutions; their names are looked up only when needed.
 	substLists []cmdRange
 	// free are cmd values to reuse (see exec).
 	free []*cmd
-	// argBuf is the block argSlice carves argv slices from.
-	argBuf []Arg
 }
+
+// walkers recycles walkers across analyses: a 64 KiB input needs a few
+// hundred kilobytes of candidate lists and metadata, and allocating them
+// afresh each time was a fifth of the garbage an analysis left.
+var walkers = sync.Pool{New: func() any { return new(walker) }}
+
+// maxKept bounds the candidate lists a pooled walker keeps, so one huge
+// analysis (MaxCommands is the caller's) does not pin its memory.
+const maxKept = 1 << 14
 
 // Analyze analyses src. It never panics and always returns a verdict.
 func (o Options) Analyze(src string) (a *Analysis) {
@@ -109,20 +130,44 @@ func (o Options) Analyze(src string) (a *Analysis) {
 			malformed(a, fmt.Sprintf("internal analysis error: %v", r))
 		}
 	}()
-	w := &walker{opts: o, a: a, lvl: &level{src: a.Input, exact: true}}
+	// A walker that panics is dropped with its scratch lists, which the
+	// recover above has already detached from a.
+	w := walkers.Get().(*walker)
+	w.start(o, a)
+	w.run()
+	w.finish()
+	return a
+}
+
+// start prepares a pooled walker for analysing a.Input.
+func (w *walker) start(o Options, a *Analysis) {
+	w.opts, w.a = o, a
+	w.lvl = &level{src: a.Input, exact: true}
 	if n := min(len(a.Input)/24+4, o.MaxCommands); n > 8 {
-		a.Commands = make([]Command, 0, n)
-		w.meta = make([]meta, 0, n)
+		w.listed = true
+		if cap(w.commands) < n {
+			w.commands = make([]Command, 0, n)
+		}
+		if cap(w.meta) < n {
+			w.meta = make([]meta, 0, n)
+		}
 	}
+	a.Commands, a.Findings = w.commands[:0], w.findings[:0]
+}
+
+// run parses and walks the input and sets the verdict.
+func (w *walker) run() {
+	a := w.a
 	f, err := parse(a.Input)
 	if err != nil {
 		w.windowsFallback()
-		return malformed(a, parseError(err))
+		malformed(a, parseError(err))
+		return
 	}
 	w.stmts(f.Stmts, nil, stdin{})
 	if w.err != nil {
-		a.Commands, a.Findings = nil, nil
-		return malformed(a, w.err.Error())
+		malformed(a, w.err.Error())
+		return
 	}
 	w.structural()
 	a.Verdict = Safe
@@ -133,7 +178,49 @@ func (o Options) Analyze(src string) (a *Analysis) {
 		}
 		a.Verdict = Dangerous
 	}
-	return a
+}
+
+// finish gives the analysis its own copies of the candidate and finding
+// lists, wipes the walker's working memory and returns it to the pool.
+func (w *walker) finish() {
+	a := w.a
+	cs, fs := a.Commands, a.Findings // the scratch lists, maybe regrown
+	a.Commands, a.Findings = nil, nil
+	if w.err == nil {
+		if len(cs) > 0 || w.listed {
+			a.Commands = make([]Command, len(cs))
+			copy(a.Commands, cs)
+		}
+		if len(fs) > 0 {
+			a.Findings = make([]Finding, len(fs))
+			copy(a.Findings, fs)
+		}
+	}
+	// Cleared so the pool pins nothing of this analysis and the next one
+	// starts from zero values.
+	clear(cs)
+	clear(fs)
+	clear(w.meta)
+	clear(w.funcs)
+	clear(w.active)
+	clear(w.expanded)
+	if cap(cs) > maxKept || cap(w.meta) > maxKept {
+		cs, w.meta = nil, nil
+	}
+	if cap(fs) > maxKept {
+		fs = nil
+	}
+	*w = walker{
+		commands:   cs[:0],
+		findings:   fs[:0],
+		meta:       w.meta[:0],
+		funcs:      w.funcs,
+		active:     w.active,
+		expanded:   w.expanded,
+		substLists: w.substLists[:0],
+		free:       w.free,
+	}
+	walkers.Put(w)
 }
 
 func malformed(a *Analysis, msg string) *Analysis {
