@@ -95,6 +95,8 @@ type walker struct {
 	substLists []cmdRange
 	// free are cmd values to reuse (see exec).
 	free []*cmd
+	// val is resolve's buffer for building arg values.
+	val argText
 }
 
 // walkers recycles walkers across analyses: a 64 KiB input needs a few
@@ -219,6 +221,7 @@ func (w *walker) finish() {
 		expanded:   w.expanded,
 		substLists: w.substLists[:0],
 		free:       w.free,
+		val:        argText{buf: w.val.buf[:0]},
 	}
 	walkers.Put(w)
 }
