@@ -54,7 +54,7 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		if w.active[c.name] {
 			return idx
 		}
-		if forkBomb(fd) {
+		if w.forkBomb(fd) {
 			w.find(idx, clsForkBomb, sp)
 		}
 		// A body says the same thing at every call with the same kind of

@@ -1055,6 +1055,31 @@ func isDecoder(c *Command) bool {
 	return false
 }
 
+// forkBomb is forkBomb(fd), remembered per declaration: a script calling
+// log() a thousand times would otherwise walk its body a thousand times.
+// syntax.SplitBraces rewrites words in place as they are resolved, which
+// can change what forkBomb sees (and makes syntax.Walk panic on the
+// BraceExp nodes it leaves), so an answer is only reused while no word
+// has been rewritten since it was computed.
+func (w *walker) forkBomb(fd *syntax.FuncDecl) bool {
+	if m, ok := w.bombs[fd]; ok && m.rewrites == w.rewrites {
+		return m.bomb
+	}
+	if w.bombs == nil {
+		w.bombs = map[*syntax.FuncDecl]bombMemo{}
+	}
+	bomb := forkBomb(fd)
+	w.bombs[fd] = bombMemo{bomb: bomb, rewrites: w.rewrites}
+	return bomb
+}
+
+// bombMemo is a remembered forkBomb answer and the walker's count of
+// rewritten words when it was computed.
+type bombMemo struct {
+	bomb     bool
+	rewrites int
+}
+
 // forkBomb reports a function that calls itself at least twice per call,
 // or once in the background: exponential process growth.
 func forkBomb(fd *syntax.FuncDecl) bool {

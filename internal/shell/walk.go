@@ -90,6 +90,10 @@ type walker struct {
 	active   map[string]bool // functions being expanded
 	// expanded are function bodies already walked, per stdin kind.
 	expanded map[expansion]bool
+	// bombs are remembered forkBomb answers; rewrites counts the words
+	// syntax.SplitBraces has rewritten (see walker.forkBomb).
+	bombs    map[*syntax.FuncDecl]bombMemo
+	rewrites int
 	// substLists are the ranges of Analysis.Commands run by arguments'
 	// substitutions; their names are looked up only when needed.
 	substLists []cmdRange
@@ -206,6 +210,7 @@ func (w *walker) finish() {
 	clear(w.funcs)
 	clear(w.active)
 	clear(w.expanded)
+	clear(w.bombs)
 	if cap(cs) > maxKept || cap(w.meta) > maxKept {
 		cs, w.meta = nil, nil
 	}
@@ -219,6 +224,7 @@ func (w *walker) finish() {
 		funcs:      w.funcs,
 		active:     w.active,
 		expanded:   w.expanded,
+		bombs:      w.bombs,
 		substLists: w.substLists[:0],
 		free:       w.free,
 		val:        argText{buf: w.val.buf[:0]},

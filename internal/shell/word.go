@@ -27,6 +27,7 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 	}
 	span := w.span(word.Pos(), word.End())
 	if syntax.SplitBraces(word) {
+		w.rewrites++ // the word's parts were rewritten in place
 		first := len(dst)
 		if !slices.ContainsFunc(word.Parts, isBraceExp) {
 			// Braces that expand to nothing ({} of find -exec): the one
