@@ -1058,7 +1058,7 @@ func isDecoder(c *Command) bool {
 // forkBomb is forkBomb(fd), remembered per declaration: a script calling
 // log() a thousand times would otherwise walk its body a thousand times.
 // syntax.SplitBraces rewrites words in place as they are resolved, which
-// can change what forkBomb sees (and makes syntax.Walk panic on the
+// can change what forkBomb sees (and makes walkTree panic on the
 // BraceExp nodes it leaves), so an answer is only reused while no word
 // has been rewritten since it was computed.
 func (w *walker) forkBomb(fd *syntax.FuncDecl) bool {
@@ -1085,7 +1085,7 @@ type bombMemo struct {
 func forkBomb(fd *syntax.FuncDecl) bool {
 	name := fd.Name.Value
 	calls, bg := 0, false
-	syntax.Walk(fd.Body, func(n syntax.Node) bool {
+	walkTree(fd.Body, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			if n.Background {
@@ -1108,7 +1108,7 @@ func forkBomb(fd *syntax.FuncDecl) bool {
 
 func stmtText(n syntax.Node) string {
 	var b strings.Builder
-	syntax.Walk(n, func(n syntax.Node) bool {
+	walkTree(n, func(n syntax.Node) bool {
 		if l, ok := n.(*syntax.Lit); ok {
 			b.WriteString(l.Value + " ")
 		}

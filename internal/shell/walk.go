@@ -317,14 +317,14 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 
 // compound walks every statement and substitution inside a compound
 // command (if, while, for, case, blocks, subshells, tests, arithmetic,
-// declarations) by letting syntax.Walk find them.
+// declarations) by letting walkTree find them.
 func (w *walker) compound(node syntax.Node, via []string) {
 	if d, ok := node.(*syntax.DeclClause); ok {
 		w.decl(d, via)
 		return
 	}
 	first := true
-	syntax.Walk(node, func(n syntax.Node) bool {
+	walkTree(node, func(n syntax.Node) bool {
 		if first {
 			first = false
 			return true
@@ -351,7 +351,7 @@ func (w *walker) substs(node syntax.Node, via []string) (lo, hi int) {
 	if node == nil {
 		return lo, lo
 	}
-	syntax.Walk(node, func(n syntax.Node) bool {
+	walkTree(node, func(n syntax.Node) bool {
 		var list []*syntax.Stmt
 		var how string
 		switch n := n.(type) {

@@ -188,7 +188,7 @@ func (w *walker) shape(part syntax.WordPart) string {
 // would expand at run time.
 func hasDynamicParts(word *syntax.Word) bool {
 	dyn := false
-	syntax.Walk(word, func(n syntax.Node) bool {
+	walkTree(word, func(n syntax.Node) bool {
 		switch n.(type) {
 		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst:
 			dyn = true
@@ -294,7 +294,7 @@ func (t *argText) Reset() { t.one, t.pieces = "", 0 }
 
 // mayRun reports whether word parts hold a command or process
 // substitution (or arithmetic, which may hold one), without the
-// allocations of a syntax.Walk: most words have none.
+// cost of a tree walk: most words have none.
 func mayRun(parts []syntax.WordPart) bool {
 	for _, p := range parts {
 		switch p := p.(type) {
