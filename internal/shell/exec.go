@@ -258,7 +258,7 @@ func (c *cmd) parse(o opts, stopAtOperand bool) (parsed, int) {
 			p.set(name, val)
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			for j := 1; j < len(a); j++ {
-				f := "-" + string(a[j])
+				f := shortFlags[a[j]]
 				if strings.IndexByte(o.short, a[j]) >= 0 {
 					val := a[j+1:]
 					if val == "" && i+1 < len(c.args) {
@@ -280,6 +280,15 @@ func (c *cmd) parse(o opts, stopAtOperand bool) (parsed, int) {
 	}
 	return p, i
 }
+
+// shortFlags[c] is "-" + string(rune(c)), the name parse gives the short
+// option c, built once rather than for every option of every command.
+var shortFlags = func() (t [256]string) {
+	for c := range t {
+		t[c] = "-" + string(rune(c))
+	}
+	return t
+}()
 
 // launch skips a launcher's options and positional arguments and runs the
 // rest as a command.
