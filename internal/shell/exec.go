@@ -226,7 +226,12 @@ func (p parsed) get(name string) (string, bool) {
 	return "", false
 }
 
-func (p *parsed) set(name, value string) { p.flags = append(p.flags, flagValue{name, value}) }
+func (p *parsed) set(name, value string) {
+	if p.flags == nil {
+		p.flags = make([]flagValue, 0, 4) // one allocation for most commands
+	}
+	p.flags = append(p.flags, flagValue{name, value})
+}
 
 func (p parsed) has(names ...string) bool {
 	for _, n := range names {
@@ -273,6 +278,11 @@ func (c *cmd) parse(o opts, stopAtOperand bool) (parsed, int) {
 		default:
 			if stopAtOperand {
 				return p, i
+			}
+			if p.operands == nil {
+				// Room for every remaining word: one allocation, not a
+				// growing slice.
+				p.operands = make([]Arg, 0, len(c.args)-i)
 			}
 			p.operands = append(p.operands, c.args[i])
 		}
