@@ -54,7 +54,7 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		if w.active[c.name] {
 			return idx
 		}
-		if forkBomb(fd) {
+		if w.forkBomb(fd) {
 			w.find(idx, clsForkBomb, sp)
 		}
 		// A body says the same thing at every call with the same kind of
@@ -156,8 +156,9 @@ func (w *walker) remoteSubst(idx int, a Arg) {
 	if a.subst == 0 {
 		return
 	}
-	for _, n := range w.substLists[a.subst-1] {
-		if fetchers[n] {
+	r := w.substLists[a.subst-1]
+	for i := r.lo; i < r.hi; i++ {
+		if fetchers[w.a.Commands[i].key()] {
 			if strings.HasPrefix(a.Value, "<(") {
 				w.find(idx, clsRemoteProc, a.Span)
 			} else {
@@ -225,7 +226,12 @@ func (p parsed) get(name string) (string, bool) {
 	return "", false
 }
 
-func (p *parsed) set(name, value string) { p.flags = append(p.flags, flagValue{name, value}) }
+func (p *parsed) set(name, value string) {
+	if p.flags == nil {
+		p.flags = make([]flagValue, 0, 4) // one allocation for most commands
+	}
+	p.flags = append(p.flags, flagValue{name, value})
+}
 
 func (p parsed) has(names ...string) bool {
 	for _, n := range names {
@@ -257,7 +263,7 @@ func (c *cmd) parse(o opts, stopAtOperand bool) (parsed, int) {
 			p.set(name, val)
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			for j := 1; j < len(a); j++ {
-				f := "-" + string(a[j])
+				f := shortFlags[a[j]]
 				if strings.IndexByte(o.short, a[j]) >= 0 {
 					val := a[j+1:]
 					if val == "" && i+1 < len(c.args) {
@@ -273,12 +279,26 @@ func (c *cmd) parse(o opts, stopAtOperand bool) (parsed, int) {
 			if stopAtOperand {
 				return p, i
 			}
+			if p.operands == nil {
+				// Room for every remaining word: one allocation, not a
+				// growing slice.
+				p.operands = make([]Arg, 0, len(c.args)-i)
+			}
 			p.operands = append(p.operands, c.args[i])
 		}
 		i++
 	}
 	return p, i
 }
+
+// shortFlags[c] is "-" + string(rune(c)), the name parse gives the short
+// option c, built once rather than for every option of every command.
+var shortFlags = func() (t [256]string) {
+	for c := range t {
+		t[c] = "-" + string(rune(c))
+	}
+	return t
+}()
 
 // launch skips a launcher's options and positional arguments and runs the
 // rest as a command.
@@ -895,7 +915,10 @@ func (c *cmd) staticOutput() {
 		for _, a := range c.args[2:] {
 			vals = append(vals, a.Value)
 		}
-		s, _, err := expand.Format(nil, c.args[1].Value, vals)
+		// A nil config would make expand use (and write to) one shared
+		// package-level config, output buffer included: concurrent
+		// analyses raced on it. Each call gets its own.
+		s, _, err := expand.Format(&expand.Config{}, c.args[1].Value, vals)
 		if err != nil {
 			return
 		}

@@ -162,8 +162,9 @@ var procMem = regexp.MustCompile(`^/proc/[^/]+/(mem|task/[^/]+/mem)$`)
 var metadataHosts = []string{"169.254.169.254", "100.100.100.200", "metadata.google.internal", "fd00:ec2::254", "169.254.170.2", "metadata.azure.com"}
 
 func hasMetadataHost(s string) bool {
+	low := strings.ToLower(s)
 	for _, h := range metadataHosts {
-		if strings.Contains(strings.ToLower(s), h) {
+		if strings.Contains(low, h) {
 			return true
 		}
 	}

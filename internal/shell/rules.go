@@ -1055,12 +1055,37 @@ func isDecoder(c *Command) bool {
 	return false
 }
 
+// forkBomb is forkBomb(fd), remembered per declaration: a script calling
+// log() a thousand times would otherwise walk its body a thousand times.
+// syntax.SplitBraces rewrites words in place as they are resolved, which
+// can change what forkBomb sees (and makes walkTree panic on the
+// BraceExp nodes it leaves), so an answer is only reused while no word
+// has been rewritten since it was computed.
+func (w *walker) forkBomb(fd *syntax.FuncDecl) bool {
+	if m, ok := w.bombs[fd]; ok && m.rewrites == w.rewrites {
+		return m.bomb
+	}
+	if w.bombs == nil {
+		w.bombs = map[*syntax.FuncDecl]bombMemo{}
+	}
+	bomb := forkBomb(fd)
+	w.bombs[fd] = bombMemo{bomb: bomb, rewrites: w.rewrites}
+	return bomb
+}
+
+// bombMemo is a remembered forkBomb answer and the walker's count of
+// rewritten words when it was computed.
+type bombMemo struct {
+	bomb     bool
+	rewrites int
+}
+
 // forkBomb reports a function that calls itself at least twice per call,
 // or once in the background: exponential process growth.
 func forkBomb(fd *syntax.FuncDecl) bool {
 	name := fd.Name.Value
 	calls, bg := 0, false
-	syntax.Walk(fd.Body, func(n syntax.Node) bool {
+	walkTree(fd.Body, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			if n.Background {
@@ -1083,7 +1108,7 @@ func forkBomb(fd *syntax.FuncDecl) bool {
 
 func stmtText(n syntax.Node) string {
 	var b strings.Builder
-	syntax.Walk(n, func(n syntax.Node) bool {
+	walkTree(n, func(n syntax.Node) bool {
 		if l, ok := n.(*syntax.Lit); ok {
 			b.WriteString(l.Value + " ")
 		}

@@ -65,24 +65,52 @@ type meta struct {
 }
 
 type walker struct {
-	opts   Options
-	a      *Analysis
-	meta   []meta
-	lvl    *level
-	depth  int
-	nest   int
-	funcs  map[string]*syntax.FuncDecl
-	active map[string]bool // functions being expanded
+	opts  Options
+	a     *Analysis
+	lvl   *level
+	depth int
+	nest  int
+	err   error
+	// listed is whether the input is long enough that an analysis
+	// without candidates reports an empty list rather than none.
+	listed bool
+	// argBuf is the block argSlice carves argv slices from. It is part
+	// of the result, so it is never recycled.
+	argBuf []Arg
+
+	// The rest is working memory that the walkers pool recycles: none of
+	// it is reachable from a returned Analysis.
+
+	// commands and findings back Analysis.Commands and Findings during
+	// the walk; finish copies them out.
+	commands []Command
+	findings []Finding
+	meta     []meta
+	funcs    map[string]*syntax.FuncDecl
+	active   map[string]bool // functions being expanded
 	// expanded are function bodies already walked, per stdin kind.
 	expanded map[expansion]bool
-	err      error
-	// substLists are the commands run by arguments' substitutions.
-	substLists [][]string
+	// bombs are remembered forkBomb answers; rewrites counts the words
+	// syntax.SplitBraces has rewritten (see walker.forkBomb).
+	bombs    map[*syntax.FuncDecl]bombMemo
+	rewrites int
+	// substLists are the ranges of Analysis.Commands run by arguments'
+	// substitutions; their names are looked up only when needed.
+	substLists []cmdRange
 	// free are cmd values to reuse (see exec).
 	free []*cmd
-	// argBuf is the block argSlice carves argv slices from.
-	argBuf []Arg
+	// val is resolve's buffer for building arg values.
+	val argText
 }
+
+// walkers recycles walkers across analyses: a 64 KiB input needs a few
+// hundred kilobytes of candidate lists and metadata, and allocating them
+// afresh each time was a fifth of the garbage an analysis left.
+var walkers = sync.Pool{New: func() any { return new(walker) }}
+
+// maxKept bounds the candidate lists a pooled walker keeps, so one huge
+// analysis (MaxCommands is the caller's) does not pin its memory.
+const maxKept = 1 << 14
 
 // Analyze analyses src. It never panics and always returns a verdict.
 func (o Options) Analyze(src string) (a *Analysis) {
@@ -108,20 +136,44 @@ func (o Options) Analyze(src string) (a *Analysis) {
 			malformed(a, fmt.Sprintf("internal analysis error: %v", r))
 		}
 	}()
-	w := &walker{opts: o, a: a, lvl: &level{src: a.Input, exact: true}}
+	// A walker that panics is dropped with its scratch lists, which the
+	// recover above has already detached from a.
+	w := walkers.Get().(*walker)
+	w.start(o, a)
+	w.run()
+	w.finish()
+	return a
+}
+
+// start prepares a pooled walker for analysing a.Input.
+func (w *walker) start(o Options, a *Analysis) {
+	w.opts, w.a = o, a
+	w.lvl = &level{src: a.Input, exact: true}
 	if n := min(len(a.Input)/24+4, o.MaxCommands); n > 8 {
-		a.Commands = make([]Command, 0, n)
-		w.meta = make([]meta, 0, n)
+		w.listed = true
+		if cap(w.commands) < n {
+			w.commands = make([]Command, 0, n)
+		}
+		if cap(w.meta) < n {
+			w.meta = make([]meta, 0, n)
+		}
 	}
+	a.Commands, a.Findings = w.commands[:0], w.findings[:0]
+}
+
+// run parses and walks the input and sets the verdict.
+func (w *walker) run() {
+	a := w.a
 	f, err := parse(a.Input)
 	if err != nil {
 		w.windowsFallback()
-		return malformed(a, parseError(err))
+		malformed(a, parseError(err))
+		return
 	}
 	w.stmts(f.Stmts, nil, stdin{})
 	if w.err != nil {
-		a.Commands, a.Findings = nil, nil
-		return malformed(a, w.err.Error())
+		malformed(a, w.err.Error())
+		return
 	}
 	w.structural()
 	a.Verdict = Safe
@@ -132,7 +184,52 @@ func (o Options) Analyze(src string) (a *Analysis) {
 		}
 		a.Verdict = Dangerous
 	}
-	return a
+}
+
+// finish gives the analysis its own copies of the candidate and finding
+// lists, wipes the walker's working memory and returns it to the pool.
+func (w *walker) finish() {
+	a := w.a
+	cs, fs := a.Commands, a.Findings // the scratch lists, maybe regrown
+	a.Commands, a.Findings = nil, nil
+	if w.err == nil {
+		if len(cs) > 0 || w.listed {
+			a.Commands = make([]Command, len(cs))
+			copy(a.Commands, cs)
+		}
+		if len(fs) > 0 {
+			a.Findings = make([]Finding, len(fs))
+			copy(a.Findings, fs)
+		}
+	}
+	// Cleared so the pool pins nothing of this analysis and the next one
+	// starts from zero values.
+	clear(cs)
+	clear(fs)
+	clear(w.meta)
+	clear(w.funcs)
+	clear(w.active)
+	clear(w.expanded)
+	clear(w.bombs)
+	if cap(cs) > maxKept || cap(w.meta) > maxKept {
+		cs, w.meta = nil, nil
+	}
+	if cap(fs) > maxKept {
+		fs = nil
+	}
+	*w = walker{
+		commands:   cs[:0],
+		findings:   fs[:0],
+		meta:       w.meta[:0],
+		funcs:      w.funcs,
+		active:     w.active,
+		expanded:   w.expanded,
+		bombs:      w.bombs,
+		substLists: w.substLists[:0],
+		free:       w.free,
+		val:        argText{buf: w.val.buf[:0]},
+	}
+	walkers.Put(w)
 }
 
 func malformed(a *Analysis, msg string) *Analysis {
@@ -220,14 +317,14 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 
 // compound walks every statement and substitution inside a compound
 // command (if, while, for, case, blocks, subshells, tests, arithmetic,
-// declarations) by letting syntax.Walk find them.
+// declarations) by letting walkTree find them.
 func (w *walker) compound(node syntax.Node, via []string) {
 	if d, ok := node.(*syntax.DeclClause); ok {
 		w.decl(d, via)
 		return
 	}
 	first := true
-	syntax.Walk(node, func(n syntax.Node) bool {
+	walkTree(node, func(n syntax.Node) bool {
 		if first {
 			first = false
 			return true
@@ -245,16 +342,16 @@ func (w *walker) compound(node syntax.Node, via []string) {
 }
 
 // substs walks the command and process substitutions inside a node and
-// returns the names of the commands they run.
-func (w *walker) substs(node syntax.Node, via []string) []string {
+// returns the range [lo, hi) of Analysis.Commands they ran.
+func (w *walker) substs(node syntax.Node, via []string) (lo, hi int) {
+	lo = len(w.a.Commands)
 	if word, ok := node.(*syntax.Word); ok && (word == nil || !mayRun(word.Parts)) {
-		return nil
+		return lo, lo
 	}
 	if node == nil {
-		return nil
+		return lo, lo
 	}
-	var names []string
-	syntax.Walk(node, func(n syntax.Node) bool {
+	walkTree(node, func(n syntax.Node) bool {
 		var list []*syntax.Stmt
 		var how string
 		switch n := n.(type) {
@@ -265,7 +362,6 @@ func (w *walker) substs(node syntax.Node, via []string) []string {
 		default:
 			return w.err == nil
 		}
-		start := len(w.a.Commands)
 		w.depth++
 		if w.depth > w.opts.MaxDepth {
 			w.err = fmt.Errorf("%w: substitutions nested deeper than %d", errCap, w.opts.MaxDepth)
@@ -273,12 +369,11 @@ func (w *walker) substs(node syntax.Node, via []string) []string {
 		}
 		w.stmts(list, appendVia(via, how), stdin{})
 		w.depth--
-		for i := start; i < len(w.a.Commands); i++ {
-			names = append(names, w.a.Commands[i].key())
-		}
 		return false
 	})
-	return names
+	// Only substitutions append candidates during the walk, so what they
+	// ran is exactly the candidates added since it began.
+	return lo, len(w.a.Commands)
 }
 
 func appendVia(via []string, how string) []string {
@@ -389,11 +484,11 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 	}
 	args := w.argSlice(len(ce.Args))
 	for _, word := range ce.Args {
-		names := w.substs(word, via)
+		lo, hi := w.substs(word, via)
 		n := len(args)
 		args = w.wordInto(args, word)
-		if len(names) > 0 {
-			w.substLists = append(w.substLists, names)
+		if hi > lo {
+			w.substLists = append(w.substLists, cmdRange{int32(lo), int32(hi)})
 			for i := n; i < len(args); i++ {
 				args[i].subst = int32(len(w.substLists))
 			}
@@ -409,28 +504,21 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 
 // pipeline walks a | b | c and judges what flows into shells.
 func (w *walker) pipeline(b *syntax.BinaryCmd, via []string, in stdin) {
-	var stages []*syntax.Stmt
-	var flatten func(s *syntax.Stmt)
-	flatten = func(s *syntax.Stmt) {
-		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated {
-			flatten(bc.X)
-			flatten(bc.Y)
-			return
-		}
-		stages = append(stages, s)
-	}
-	flatten(b.X)
-	flatten(b.Y)
-	starts := make([]int, len(stages)+1)
+	// Most pipelines are short: their stages and candidate starts fit in
+	// arrays on the stack.
+	var stageBuf [8]*syntax.Stmt
+	var startBuf [9]int
+	stages := flattenPipe(flattenPipe(stageBuf[:0], b.X), b.Y)
+	starts := startBuf[:0]
 	for i, s := range stages {
-		starts[i] = len(w.a.Commands)
+		starts = append(starts, len(w.a.Commands))
 		sin := stdin{kind: stdinPipe}
 		if i == 0 {
 			sin = in
 		}
 		w.stmt(s, via, sin)
 	}
-	starts[len(stages)] = len(w.a.Commands)
+	starts = append(starts, len(w.a.Commands))
 	for i := 1; i < len(stages); i++ {
 		for c := starts[i]; c < starts[i+1]; c++ {
 			if w.meta[c].consumer == "" {
@@ -439,6 +527,14 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, via []string, in stdin) {
 			w.judgeFeed(c, starts[:i+1], via)
 		}
 	}
+}
+
+// flattenPipe appends the stages of a | b | c to dst, left to right.
+func flattenPipe(dst []*syntax.Stmt, s *syntax.Stmt) []*syntax.Stmt {
+	if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated {
+		return flattenPipe(flattenPipe(dst, bc.X), bc.Y)
+	}
+	return append(dst, s)
 }
 
 // judgeFeed classifies code piped into candidate c from the stages before
@@ -523,6 +619,9 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 	w.stmts(f.Stmts, via, in)
 	w.lvl = saved
 }
+
+// cmdRange is a range [lo, hi) of Analysis.Commands.
+type cmdRange struct{ lo, hi int32 }
 
 // expansion is one walk of a function body.
 type expansion struct {

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -26,11 +27,22 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 	}
 	span := w.span(word.Pos(), word.End())
 	if syntax.SplitBraces(word) {
-		var out []Arg
+		w.rewrites++ // the word's parts were rewritten in place
+		first := len(dst)
+		if !slices.ContainsFunc(word.Parts, isBraceExp) {
+			// Braces that expand to nothing ({} of find -exec): the one
+			// word BracesSeq would yield has the same parts.
+			dst = w.resolve(dst, word)
+			for i := first; i < len(dst); i++ {
+				dst[i].Span = span
+			}
+			return dst
+		}
+		out := dst
 		n := 0
 		for bw, err := range expand.BracesSeq(nil, word) {
 			if err != nil || n >= maxBraceWords {
-				out = nil
+				n = 0
 				break
 			}
 			n++
@@ -40,9 +52,10 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 				out[i].Span = span
 			}
 		}
-		if out != nil {
-			return append(dst, out...)
+		if n > 0 {
+			return out
 		}
+		dst = dst[:first]
 		// Too many or broken: keep the word as written, not static.
 		return append(dst, Arg{Value: w.text(word.Pos(), word.End()), Span: span})
 	}
@@ -54,40 +67,41 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 	out := dst
 	first := len(dst)
-	var b strings.Builder
+	b := &w.val
+	b.Reset()
 	cur := Arg{Static: true, Span: w.span(word.Pos(), word.End())}
 	for _, part := range word.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
-			w.unquotedLit(&b, &cur, p.Value)
+			w.unquotedLit(b, &cur, p.Value)
 		case *syntax.SglQuoted:
 			if p.Dollar {
-				b.WriteString(ansiC(p.Value))
+				b.add(ansiC(p.Value))
 			} else {
-				b.WriteString(p.Value)
+				b.add(p.Value)
 			}
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				if lit, ok := q.(*syntax.Lit); ok {
-					b.WriteString(unescapeDouble(lit.Value))
+					b.add(unescapeDouble(lit.Value))
 					continue
 				}
 				cur.Static = false
-				b.WriteString(w.shape(q))
+				b.add(w.shape(q))
 			}
 		case *syntax.ParamExp:
 			if isIFS(p) {
-				out = flushArg(out, &b, &cur)
+				out = flushArg(out, b, &cur)
 				continue
 			}
 			cur.Static = false
-			b.WriteString(w.shape(p))
+			b.add(w.shape(p))
 		default: // CmdSubst, ArithmExp, ProcSubst, ExtGlob
 			cur.Static = false
-			b.WriteString(w.shape(part))
+			b.add(w.shape(part))
 		}
 	}
-	out = flushArg(out, &b, &cur)
+	out = flushArg(out, b, &cur)
 	if len(out) == first+1 && len(word.Parts) == 1 && w.lvl.exact {
 		out[first].off = int32(w.verbatimOffset(word.Parts[0]))
 	}
@@ -101,9 +115,9 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 
 // unquotedLit appends an unquoted literal, removing backslash escapes and
 // line continuations, and notes unescaped pattern characters.
-func (w *walker) unquotedLit(b *strings.Builder, a *Arg, s string) {
+func (w *walker) unquotedLit(b *argText, a *Arg, s string) {
 	if !strings.ContainsAny(s, `\*?[`) {
-		b.WriteString(s)
+		b.add(s)
 		return
 	}
 	for i := 0; i < len(s); i++ {
@@ -111,18 +125,18 @@ func (w *walker) unquotedLit(b *strings.Builder, a *Arg, s string) {
 		switch c {
 		case '\\':
 			if i+1 == len(s) {
-				b.WriteByte(c) // a trailing backslash stays literal
+				b.addByte(c) // a trailing backslash stays literal
 				continue
 			}
 			i++
 			if s[i] != '\n' {
-				b.WriteByte(s[i])
+				b.addByte(s[i])
 			}
 			continue
 		case '*', '?', '[':
 			a.Glob = true
 		}
-		b.WriteByte(c)
+		b.addByte(c)
 	}
 }
 
@@ -160,6 +174,11 @@ func isIFS(p *syntax.ParamExp) bool {
 func (w *walker) shape(part syntax.WordPart) string {
 	if p, ok := part.(*syntax.ParamExp); ok && p.Param != nil && !p.Excl && !p.Length &&
 		p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil && p.NestedParam == nil {
+		// Written as $NAME, the source text is the shape: no need to
+		// build it.
+		if t := w.text(p.Pos(), p.End()); len(t) == len(p.Param.Value)+1 && t[0] == '$' && t[1:] == p.Param.Value {
+			return t
+		}
 		return "$" + p.Param.Value
 	}
 	return w.text(part.Pos(), part.End())
@@ -169,7 +188,7 @@ func (w *walker) shape(part syntax.WordPart) string {
 // would expand at run time.
 func hasDynamicParts(word *syntax.Word) bool {
 	dyn := false
-	syntax.Walk(word, func(n syntax.Node) bool {
+	walkTree(word, func(n syntax.Node) bool {
 		switch n.(type) {
 		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst:
 			dyn = true
@@ -202,7 +221,7 @@ func (w *walker) verbatimOffset(part syntax.WordPart) int {
 }
 
 // flushArg ends the arg being built, if it has content.
-func flushArg(out []Arg, b *strings.Builder, cur *Arg) []Arg {
+func flushArg(out []Arg, b *argText, cur *Arg) []Arg {
 	if b.Len() > 0 || !cur.Static {
 		cur.Value = b.String()
 		out = append(out, *cur)
@@ -212,9 +231,70 @@ func flushArg(out []Arg, b *strings.Builder, cur *Arg) []Arg {
 	return out
 }
 
+// isBraceExp reports a brace expansion part (see syntax.SplitBraces).
+func isBraceExp(p syntax.WordPart) bool {
+	_, ok := p.(*syntax.BraceExp)
+	return ok
+}
+
+// argText assembles an arg's value like a strings.Builder, except that a
+// value written as one piece is that piece: most words are a single
+// literal or quoted string, and they then cost no allocation. Values of
+// several pieces are assembled in a buffer the walker reuses.
+type argText struct {
+	one    string // the value so far, while it is a single piece
+	buf    []byte // the value so far, once it is several
+	pieces int    // 0, 1 (in one) or 2 (several, in buf)
+}
+
+func (t *argText) add(s string) {
+	switch {
+	case s == "":
+	case t.pieces == 0:
+		t.one, t.pieces = s, 1
+	default:
+		t.spill()
+		t.buf = append(t.buf, s...)
+	}
+}
+
+func (t *argText) addByte(c byte) {
+	t.spill()
+	t.buf = append(t.buf, c)
+}
+
+// spill moves the value into buf.
+func (t *argText) spill() {
+	switch t.pieces {
+	case 0:
+		t.buf = t.buf[:0]
+	case 1:
+		t.buf = append(t.buf[:0], t.one...)
+		t.one = ""
+	}
+	t.pieces = 2
+}
+
+func (t *argText) Len() int {
+	if t.pieces == 2 {
+		return len(t.buf)
+	}
+	return len(t.one)
+}
+
+// String returns the value; it does not alias buf.
+func (t *argText) String() string {
+	if t.pieces == 2 {
+		return string(t.buf)
+	}
+	return t.one
+}
+
+func (t *argText) Reset() { t.one, t.pieces = "", 0 }
+
 // mayRun reports whether word parts hold a command or process
 // substitution (or arithmetic, which may hold one), without the
-// allocations of a syntax.Walk: most words have none.
+// cost of a tree walk: most words have none.
 func mayRun(parts []syntax.WordPart) bool {
 	for _, p := range parts {
 		switch p := p.(type) {
