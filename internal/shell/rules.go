@@ -1057,27 +1057,18 @@ func isDecoder(c *Command) bool {
 
 // forkBomb is forkBomb(fd), remembered per declaration: a script calling
 // log() a thousand times would otherwise walk its body a thousand times.
-// syntax.SplitBraces rewrites words in place as they are resolved, which
-// can change what forkBomb sees (and makes walkTree panic on the
-// BraceExp nodes it leaves), so an answer is only reused while no word
-// has been rewritten since it was computed.
+// The tree is never rewritten (words are brace-split on copies), so an
+// answer holds for the whole analysis.
 func (w *walker) forkBomb(fd *syntax.FuncDecl) bool {
-	if m, ok := w.bombs[fd]; ok && m.rewrites == w.rewrites {
-		return m.bomb
+	if bomb, ok := w.bombs[fd]; ok {
+		return bomb
 	}
 	if w.bombs == nil {
-		w.bombs = map[*syntax.FuncDecl]bombMemo{}
+		w.bombs = map[*syntax.FuncDecl]bool{}
 	}
 	bomb := forkBomb(fd)
-	w.bombs[fd] = bombMemo{bomb: bomb, rewrites: w.rewrites}
+	w.bombs[fd] = bomb
 	return bomb
-}
-
-// bombMemo is a remembered forkBomb answer and the walker's count of
-// rewritten words when it was computed.
-type bombMemo struct {
-	bomb     bool
-	rewrites int
 }
 
 // forkBomb reports a function that calls itself at least twice per call,

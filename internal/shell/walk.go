@@ -90,10 +90,8 @@ type walker struct {
 	active   map[string]bool // functions being expanded
 	// expanded are function bodies already walked, per stdin kind.
 	expanded map[expansion]bool
-	// bombs are remembered forkBomb answers; rewrites counts the words
-	// syntax.SplitBraces has rewritten (see walker.forkBomb).
-	bombs    map[*syntax.FuncDecl]bombMemo
-	rewrites int
+	// bombs are remembered forkBomb answers (see walker.forkBomb).
+	bombs map[*syntax.FuncDecl]bool
 	// substLists are the ranges of Analysis.Commands run by arguments'
 	// substitutions; their names are looked up only when needed.
 	substLists []cmdRange

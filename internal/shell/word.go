@@ -26,8 +26,12 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 		}
 	}
 	span := w.span(word.Pos(), word.End())
-	if syntax.SplitBraces(word) {
-		w.rewrites++ // the word's parts were rewritten in place
+	// syntax.SplitBraces rewrites the word it is given; split a copy so
+	// the tree stays as parsed (a function body is walked again at every
+	// call, and walkTree knows no BraceExp nodes).
+	split := *word
+	if syntax.SplitBraces(&split) {
+		word := &split
 		first := len(dst)
 		if !slices.ContainsFunc(word.Parts, isBraceExp) {
 			// Braces that expand to nothing ({} of find -exec): the one
