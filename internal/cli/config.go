@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -128,7 +129,11 @@ func writeConfigSummary(w io.Writer, file string, cfg *config.Config, warnings [
 	fmt.Fprintf(bw, "digest: sha256:%s\n", cfg.Digest)
 	mode := a.Mode.String()
 	if a.Mode == policy.ModeSmart {
-		mode += " (no guardian yet: acts as manual)"
+		if cfg.LLM.Configured() {
+			mode += fmt.Sprintf(" (guardian: %s; manual after %d failures in a row)", cmp.Or(cfg.LLM.GuardianModel, cfg.LLM.Model), a.SmartFailureThreshold)
+		} else {
+			mode += " (no model configured: acts as manual)"
+		}
 	}
 	fmt.Fprintf(bw, "mode: %s\n", mode)
 	fmt.Fprintf(bw, "unattended modes: cron_mode %s, kanban_mode %s, single_query_mode %s, unattended_mode %s\n",
@@ -136,6 +141,18 @@ func writeConfigSummary(w io.Writer, file string, cfg *config.Config, warnings [
 	fmt.Fprintf(bw, "deny rules: %d\n", len(a.Deny))
 	fmt.Fprintf(bw, "allowlist entries: %d\n", len(cfg.CommandAllowlist))
 	fmt.Fprintf(bw, "mcp rules: %d\n", len(cfg.MCP.Rules))
+	if cfg.LLM.Configured() {
+		fmt.Fprintf(bw, "model: %s at %s (key from %s)\n", sanitize(cfg.LLM.Model), sanitize(cfg.LLM.BaseURL), cmp.Or(cfg.LLM.APIKeyEnv, "none"))
+	} else {
+		fmt.Fprintln(bw, "model: none (agents need llm.base_url and llm.model)")
+	}
+	if n := len(cfg.MCP.Servers); n > 0 {
+		names := make([]string, n)
+		for i, sv := range cfg.MCP.Servers {
+			names[i] = sv.Name
+		}
+		fmt.Fprintf(bw, "mcp servers: %s\n", strings.Join(names, ", "))
+	}
 	if len(warnings) > 0 {
 		fmt.Fprintf(bw, "\n%s:\n", plural(len(warnings), "warning"))
 		for _, wn := range warnings {
