@@ -74,6 +74,7 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 	b := &w.val
 	b.Reset()
 	cur := Arg{Static: true, Span: w.span(word.Pos(), word.End())}
+	keepIFS := trailingDollar(word)
 	for _, part := range word.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
@@ -94,6 +95,10 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 				b.add(w.shape(q))
 			}
 		case *syntax.ParamExp:
+			if isIFS(p) && keepIFS {
+				b.add(" \t\n") // not split: see trailingDollar
+				continue
+			}
 			if isIFS(p) {
 				out = flushArg(out, b, &cur)
 				continue
@@ -164,6 +169,21 @@ func unescapeDouble(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// trailingDollar reports a word that ends in an unquoted, unescaped "$".
+// bash keeps such a word whole: it does not split it on $IFS (a$IFS$ is
+// the one word "a \t\n$"), so neither does the analysis.
+func trailingDollar(word *syntax.Word) bool {
+	lit, ok := word.Parts[len(word.Parts)-1].(*syntax.Lit)
+	if !ok || !strings.HasSuffix(lit.Value, "$") {
+		return false
+	}
+	bs := 0
+	for i := len(lit.Value) - 2; i >= 0 && lit.Value[i] == '\\'; i-- {
+		bs++
+	}
+	return bs%2 == 0
 }
 
 // isIFS reports an unquoted $IFS or ${IFS}, which splits words.
