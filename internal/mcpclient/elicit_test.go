@@ -275,3 +275,47 @@ func TestURLMode(t *testing.T) {
 		})
 	}
 }
+
+// TestInvariant09_QuestionsNobodyCanAnswerAreDeclined: for every owner
+// nobody attends — cron and kanban runs, single queries, an API caller
+// without a channel, and a web session's sub-agent started by a cron run
+// — a server's question is declined without reaching the Elicitor (which
+// here would answer accept at once, so a wrong route would show).
+func TestInvariant09_QuestionsNobodyCanAnswerAreDeclined(t *testing.T) {
+	mk := func(o owner.Owner, err error) owner.Owner {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	kanban := mk(owner.Kanban("b", "T1", "R1"))
+	single := mk(owner.SingleQuery().WithSession("q1"))
+	api := mk(owner.API().WithSession("api1"))
+	sub := mk(mk(owner.Subagent("s1")).WithChannel(&chatChannel{name: "sub"}))
+	sub = mk(sub.WithParent(cronOwner(t, "parent")))
+	owners := []owner.Owner{cronOwner(t, "nightly"), kanban, single, api, sub}
+
+	var asked int
+	accept := mcpclient.ElicitorFunc(func(context.Context, owner.Owner, mcpclient.Question) (mcpclient.Answer, error) {
+		asked++
+		return mcpclient.Answer{Action: mcpclient.ActionAccept, Content: map[string]any{"confirm": true}}, nil
+	})
+	m, _ := inProcess(t, mcptest.Legacy, mcpclient.Options{Elicit: accept, ElicitTimeout: time.Hour})
+	for _, o := range owners {
+		r := wait(t, goCall(t.Context(), m, o, "fake", "confirm_delete", map[string]any{"path": "/x"}))
+		if r.err != nil || r.res.Text != "declined" {
+			t.Errorf("%s: %+v %v, want declined", o, r.res, r.err)
+		}
+	}
+	if asked != 0 {
+		t.Fatalf("the Elicitor was asked %d times for owners nobody attends", asked)
+	}
+	// The same server and Elicitor do reach an attended owner.
+	if r := wait(t, goCall(t.Context(), m, webOwner(t, "W"), "fake", "confirm_delete", map[string]any{"path": "/x"})); r.res.Text != "accepted: confirm=true note=" && !strings.HasPrefix(r.res.Text, "accepted: confirm=true") {
+		t.Fatalf("attended owner: %+v %v", r.res, r.err)
+	}
+	if asked != 1 {
+		t.Fatalf("asked %d times, want 1 (the web owner)", asked)
+	}
+}
