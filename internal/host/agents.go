@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/agent"
+	"github.com/wardenhq/warden/internal/audit"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/cron"
@@ -45,6 +47,20 @@ func (t mcpTools) Call(ctx context.Context, o owner.Owner, server, tool string, 
 	return agent.MCPResult{Text: r.Text, IsError: r.IsError}, err
 }
 
+// record audits how an elicitation ended. A failure is logged: the
+// answer goes to the server whatever happens (declining because the log
+// failed would not undo what the human chose to tell it).
+func (e brokerElicitor) record(ctx context.Context, o owner.Owner, act action.Action, req store.Request, outcome string) {
+	if e.audit == nil {
+		return
+	}
+	rec := audit.Record(time.Now(), o, act, gate.Decision{Verdict: gate.Ask, Rule: RuleElicitation}, &req)
+	rec.Rule = RuleElicitation + "." + outcome
+	if _, err := e.audit.AppendDecision(context.WithoutCancel(ctx), rec); err != nil && e.log != nil {
+		e.log.ErrorContext(ctx, "audit an elicitation", "request", req.ID, "err", err)
+	}
+}
+
 // Release implements agent.MCP.
 func (t mcpTools) Release(ctx context.Context, o owner.Owner) { _ = t.m.CloseOwner(ctx, o) }
 
@@ -52,7 +68,13 @@ func (t mcpTools) Release(ctx context.Context, o owner.Owner) { _ = t.m.CloseOwn
 // request: it waits in the owner's session queue, shows on the owner's
 // surfaces, and ends accept (with the form's values), decline or cancel.
 // mcpclient has already declined for owners nobody attends.
-type brokerElicitor struct{ b *broker.Broker }
+// The question and how it ended are audited (rule mcp.elicitation.*);
+// the answer's content stays in the request row only.
+type brokerElicitor struct {
+	b     *broker.Broker
+	audit store.Audit
+	log   *slog.Logger
+}
 
 // Prompter is an answer channel that asks its human itself, such as
 // warden chat's terminal: the broker hands it each question of its
@@ -66,8 +88,10 @@ type Prompter interface {
 
 // Elicit implements mcpclient.Elicitor.
 func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Question) (mcpclient.Answer, error) {
+	args, _ := json.Marshal(map[string]string{"message": q.Message, "url": q.URL})
+	act := action.NewMCP(q.Server, "elicitation", args, false)
 	bq := broker.Question{
-		Owner: o, Action: action.NewMCP(q.Server, "elicitation", nil, false), Rule: RuleElicitation,
+		Owner: o, Action: act, Rule: RuleElicitation,
 		Elicit: &store.Elicitation{Server: q.Server, Message: q.Message, Schema: q.Schema, URL: q.URL},
 	}
 	if ch, ok := o.Channel(); ok {
@@ -82,9 +106,10 @@ func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Q
 	if err != nil {
 		return mcpclient.Answer{}, fmt.Errorf("ask %s: %w", o, err)
 	}
-	act, content := broker.ElicitOutcome(req)
-	a := mcpclient.Answer{Action: act}
-	if act == broker.ElicitAccept && len(content) > 0 {
+	outcome, content := broker.ElicitOutcome(req)
+	e.record(ctx, o, act, req, outcome)
+	a := mcpclient.Answer{Action: outcome}
+	if outcome == broker.ElicitAccept && len(content) > 0 {
 		if err := json.Unmarshal(content, &a.Content); err != nil {
 			return mcpclient.Answer{}, fmt.Errorf("elicitation %s: content: %w", req.ID, err)
 		}
@@ -112,6 +137,7 @@ type agentDeps struct {
 	environ []string
 	broker  *broker.Broker
 	convs   store.Conversations
+	audit   store.Audit
 	logger  *slog.Logger
 }
 
@@ -180,7 +206,7 @@ func newAgents(d agentDeps) (*agents, error) {
 	if len(d.cfg.MCP.Servers) > 0 {
 		a.mcp = mcpclient.New(mcpclient.Options{
 			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough,
-			Elicit: brokerElicitor{d.broker}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
+			Elicit: brokerElicitor{b: d.broker, audit: d.audit, log: d.logger}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
 		})
 		a.opts.MCP = mcpTools{a.mcp}
 		a.describe += "; MCP servers: " + strings.Join(a.mcp.Servers(), ", ")

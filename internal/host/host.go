@@ -272,7 +272,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: withdraw an earlier run's requests: %w", err)
 	}
 	startCfg := h.pol.start
-	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, broker: h.broker, convs: h.db, logger: cfg.Logger}); err != nil {
+	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, broker: h.broker, convs: h.db, audit: h.st, logger: cfg.Logger}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	undo = append(undo, h.agents.close)

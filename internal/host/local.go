@@ -87,7 +87,7 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 	}
 	l := &Local{ID: newID("local-"), Store: db, ConfigStatus: status, db: db}
 	l.Broker = broker.New(broker.Options{Requests: db, Grants: db, Host: l.ID, Alive: alive, Timeout: pol.Timeout, Logger: cfg.Logger})
-	if l.agents, err = newAgents(agentDeps{cfg: conf, environ: cfg.Environ, broker: l.Broker, convs: db, logger: cfg.Logger}); err != nil {
+	if l.agents, err = newAgents(agentDeps{cfg: conf, environ: cfg.Environ, broker: l.Broker, convs: db, audit: db, logger: cfg.Logger}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}

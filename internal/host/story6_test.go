@@ -223,6 +223,21 @@ mcp:
 		if r.State != store.Answered || string(r.Content) == "" {
 			t.Fatalf("the question ended %s with %s", r.State, r.Content)
 		}
+		// The question and its ending are in the audit chain, as the
+		// web session's.
+		ds, err := th.st.Decisions(ctx, store.AuditFilter{Session: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, d := range ds {
+			if d.RequestID == id && d.Rule == RuleElicitation+".accept" && d.Verdict == "allow" && strings.Contains(d.Payload, "Delete") {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("no audit record of the answered question %s: %+v", id, ds)
+		}
 	}
 	webTurn("web-1", "ok", nil)
 
