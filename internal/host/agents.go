@@ -47,18 +47,18 @@ func (t mcpTools) Call(ctx context.Context, o owner.Owner, server, tool string, 
 	return agent.MCPResult{Text: r.Text, IsError: r.IsError}, err
 }
 
-// record audits how an elicitation ended. A failure is logged: the
-// answer goes to the server whatever happens (declining because the log
-// failed would not undo what the human chose to tell it).
-func (e brokerElicitor) record(ctx context.Context, o owner.Owner, act action.Action, req store.Request, outcome string) {
+// record audits how an elicitation ended, before the server hears the
+// answer (invariant 8).
+func (e brokerElicitor) record(ctx context.Context, o owner.Owner, act action.Action, req store.Request, outcome string) error {
 	if e.audit == nil {
-		return
+		return errors.New("no audit log")
 	}
 	rec := audit.Record(time.Now(), o, act, gate.Decision{Verdict: gate.Ask, Rule: RuleElicitation}, &req)
 	rec.Rule = RuleElicitation + "." + outcome
-	if _, err := e.audit.AppendDecision(context.WithoutCancel(ctx), rec); err != nil && e.log != nil {
-		e.log.ErrorContext(ctx, "audit an elicitation", "request", req.ID, "err", err)
+	if _, err := e.audit.AppendDecision(context.WithoutCancel(ctx), rec); err != nil {
+		return fmt.Errorf("audit elicitation %s: %w", req.ID, err)
 	}
+	return nil
 }
 
 // Release implements agent.MCP.
@@ -68,12 +68,12 @@ func (t mcpTools) Release(ctx context.Context, o owner.Owner) { _ = t.m.CloseOwn
 // request: it waits in the owner's session queue, shows on the owner's
 // surfaces, and ends accept (with the form's values), decline or cancel.
 // mcpclient has already declined for owners nobody attends.
-// The question and how it ended are audited (rule mcp.elicitation.*);
-// the answer's content stays in the request row only.
+// The question and how it ended are audited (rule mcp.elicitation.*)
+// before the server hears the answer; if that fails the server hears
+// cancel. The answer's content stays in the request row only.
 type brokerElicitor struct {
 	b     *broker.Broker
 	audit store.Audit
-	log   *slog.Logger
 }
 
 // Prompter is an answer channel that asks its human itself, such as
@@ -107,7 +107,11 @@ func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Q
 		return mcpclient.Answer{}, fmt.Errorf("ask %s: %w", o, err)
 	}
 	outcome, content := broker.ElicitOutcome(req)
-	e.record(ctx, o, act, req, outcome)
+	if err := e.record(ctx, o, act, req, outcome); err != nil {
+		// Unaudited, the human's answer does not reach the server: the
+		// Elicitor's error makes mcpclient answer cancel.
+		return mcpclient.Answer{}, err
+	}
 	a := mcpclient.Answer{Action: outcome}
 	if outcome == broker.ElicitAccept && len(content) > 0 {
 		if err := json.Unmarshal(content, &a.Content); err != nil {
@@ -206,7 +210,7 @@ func newAgents(d agentDeps) (*agents, error) {
 	if len(d.cfg.MCP.Servers) > 0 {
 		a.mcp = mcpclient.New(mcpclient.Options{
 			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough,
-			Elicit: brokerElicitor{b: d.broker, audit: d.audit, log: d.logger}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
+			Elicit: brokerElicitor{b: d.broker, audit: d.audit}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
 		})
 		a.opts.MCP = mcpTools{a.mcp}
 		a.describe += "; MCP servers: " + strings.Join(a.mcp.Servers(), ", ")
