@@ -17,11 +17,6 @@ import (
 	"github.com/wardenhq/warden/internal/store"
 )
 
-// WebPlatform is the gateway platform of web sessions: exec runs as
-// gateway:web/SESSION, the owner the console's own composer uses, so
-// both are one session with one queue and one set of grants.
-const WebPlatform = owner.WebPlatform
-
 // consoleChannel is the default answer channel of a web session when the
 // host gives none: its human answers on the web console or with warden
 // approvals, over this API. It exists only inside the host.
@@ -33,11 +28,6 @@ func (consoleChannel) Surface() string { return "web" }
 // errClientGone is the cause of a withdrawal when the exec client hangs
 // up while its question is pending.
 var errClientGone = errors.New("the warden exec client disconnected")
-
-// WebOwner returns the attended owner of web session key: gateway
-// platform "web", chat and session key both key, with ch (the console)
-// as its answer channel.
-func WebOwner(key string, ch owner.AnswerChannel) (owner.Owner, error) { return owner.Web(key, ch) }
 
 // exec runs one shell command as a web session and streams what happens
 // as NDJSON events. The owner is bound here, at the edge, from the
@@ -60,7 +50,9 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("dir %q is not absolute", req.Dir))
 		return
 	}
-	o, err := WebOwner(req.Session, s.o.Channel)
+	// The owner the console's composer uses too (gateway:web/SESSION): one
+	// session with one queue and one set of grants.
+	o, err := owner.Web(req.Session, s.o.Channel)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
