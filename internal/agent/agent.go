@@ -151,9 +151,6 @@ type Event struct {
 	Tool    string    `json:"tool,omitempty"`
 	Args    string    `json:"args,omitempty"`
 	Request string    `json:"request,omitempty"`
-	// Pending is the request itself (Pending events), for a surface
-	// that asks its human in place, such as a terminal.
-	Pending *store.Request `json:"-"`
 }
 
 // Run is one agent run: the owner in ctx, the conversation it continues

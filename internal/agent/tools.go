@@ -98,7 +98,7 @@ func (a *Agent) call(ctx context.Context, ts toolset, r Run, call llm.ToolCall) 
 		if req.Notice != "" {
 			r.Emit(Event{Kind: Notice, Text: req.Notice})
 		}
-		r.Emit(Event{Kind: Pending, Tool: call.Name, Request: req.ID, Text: "waiting for approval", Pending: &req})
+		r.Emit(Event{Kind: Pending, Tool: call.Name, Request: req.ID, Text: "waiting for approval"})
 	}
 	text := func(k string) string { s, _ := in[k].(string); return s }
 	var (

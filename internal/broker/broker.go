@@ -124,6 +124,20 @@ type Question struct {
 	Elicit *store.Elicitation
 }
 
+// Prompter is an answer channel that asks its human itself, such as
+// warden chat's terminal: Ask hands it each question of its owner once
+// the question is pending (after Notify), and waits while it asks. Other
+// surfaces (the console) watch the broker instead.
+type Prompter interface {
+	owner.AnswerChannel
+	Prompt(ctx context.Context, r store.Request)
+}
+
+func channelOf(o owner.Owner) owner.AnswerChannel {
+	ch, _ := o.Channel()
+	return ch
+}
+
 // Approved reports whether a final request lets its action run.
 func Approved(r store.Request) bool { return r.State == store.Answered }
 
@@ -150,10 +164,16 @@ func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
 		if err != nil {
 			return store.Request{}, err
 		}
-		if q.Notify != nil {
+		prompter, _ := channelOf(q.Owner).(Prompter)
+		if q.Notify != nil || prompter != nil {
 			select {
 			case <-w.created:
-				q.Notify(w.req)
+				if q.Notify != nil {
+					q.Notify(w.req)
+				}
+				if prompter != nil {
+					prompter.Prompt(ctx, w.req)
+				}
 			case <-ctx.Done():
 			}
 		}

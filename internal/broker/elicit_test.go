@@ -130,3 +130,50 @@ func TestContentOnlyForElicitations(t *testing.T) {
 	<-ch
 	<-el
 }
+
+// prompter is a channel that answers its own questions: it approves once
+// (or accepts an elicitation) as soon as it is handed one.
+type prompter struct {
+	b     *Broker
+	asked chan string
+}
+
+func (p *prompter) Surface() string { return "terminal" }
+
+func (p *prompter) Prompt(ctx context.Context, r store.Request) {
+	p.asked <- r.ID
+	a := Answer{Approve: true, By: "tty"}
+	if r.Elicit != nil {
+		a.Content = json.RawMessage(`{"confirm":true}`)
+	}
+	if _, err := p.b.Resolve(ctx, r.ID, a); err != nil {
+		panic(err)
+	}
+}
+
+// TestPrompterAsksItsOwnQuestions: an owner whose channel is a Prompter
+// is handed each of its questions, approvals and elicitations alike, and
+// its answer ends the Ask.
+func TestPrompterAsksItsOwnQuestions(t *testing.T) {
+	b := newBroker(t, openDB(t), time.Minute)
+	p := &prompter{b: b, asked: make(chan string, 2)}
+	o, err := owner.CLI().WithSession("chat-1")
+	if err == nil {
+		o, err = o.WithChannel(p)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []Question{
+		{Owner: o, Action: rm, Rule: "ask", Analysis: rmAnalysis},
+		elicitQuestion(o),
+	} {
+		r, err := b.Ask(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.State != store.Answered || r.By != "tty" || <-p.asked != r.ID {
+			t.Fatalf("ended %+v", r)
+		}
+	}
+}

@@ -162,11 +162,12 @@ func currentUser() string {
 }
 
 // terminalChannel is the answer channel of an attended chat session: the
-// terminal it runs in. It asks its human itself (host.Prompter), which
-// is how an MCP server's question reaches this terminal.
+// terminal it runs in. It asks its human itself (broker.Prompter): the
+// broker hands it every question of the session — the session's own
+// commands, the agent's tool calls, MCP servers' questions.
 type terminalChannel struct{ c *chat }
 
-// Prompt implements host.Prompter.
+// Prompt implements broker.Prompter.
 func (t terminalChannel) Prompt(ctx context.Context, r store.Request) { t.c.prompt(ctx, r) }
 
 // Surface implements owner.AnswerChannel.
@@ -309,11 +310,8 @@ func (c *chat) shell(ctx context.Context, command string) error {
 		fmt.Fprintln(c.env.stderr, "warden: !COMMAND needs a command")
 		return nil
 	}
-	var onPending func(store.Request)
-	if c.env.term != nil {
-		onPending = func(r store.Request) { c.prompt(ctx, r) }
-	}
-	out, code, err := c.local.Runner.Shell(ctx, command, c.env.dir, c.env.stdout, c.env.stderr, onPending)
+	// A question is asked at the terminal by its answer channel.
+	out, code, err := c.local.Runner.Shell(ctx, command, c.env.dir, c.env.stdout, c.env.stderr, nil)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}

@@ -74,9 +74,7 @@ func (c *chat) show(ctx context.Context, e agent.Event) {
 	case agent.ToolCall:
 		fmt.Fprintf(errw, "→ %s %s\n", e.Tool, clipLine(e.Args, 200))
 	case agent.Pending:
-		if c.env.term != nil && e.Pending != nil {
-			c.prompt(ctx, *e.Pending)
-		}
+		// The terminal asks through its answer channel (broker.Prompter).
 	case agent.Blocked:
 		fmt.Fprintf(errw, "warden: blocked: %s\n", sanitize(e.Text))
 	case agent.ToolResult:

@@ -142,7 +142,7 @@ const promptTick = time.Second
 
 // prompt asks the human at the terminal about a pending request, with
 // the findings and a countdown to its deadline, and answers it through
-// the broker. It runs inside the runner's Ask (the broker's Notify), so
+// the broker. The broker calls it (broker.Prompter) inside Ask, so
 // the asker waits for it. Silence until the deadline, Ctrl-C and end of
 // input deny; an answer given on another surface (warden approvals)
 // ends the prompt and wakes the waiter with that answer.

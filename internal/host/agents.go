@@ -76,15 +76,6 @@ type brokerElicitor struct {
 	audit store.Audit
 }
 
-// Prompter is an answer channel that asks its human itself, such as
-// warden chat's terminal: the broker hands it each question of its
-// owner that no runner call is waiting on (an MCP server's elicitation)
-// once the question is pending. The console needs none of this: it
-// watches the broker.
-type Prompter interface {
-	owner.AnswerChannel
-	Prompt(ctx context.Context, r store.Request)
-}
 
 // Elicit implements mcpclient.Elicitor.
 func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Question) (mcpclient.Answer, error) {
@@ -93,11 +84,6 @@ func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Q
 	bq := broker.Question{
 		Owner: o, Action: act, Rule: RuleElicitation,
 		Elicit: &store.Elicitation{Server: q.Server, Message: q.Message, Schema: q.Schema, URL: q.URL},
-	}
-	if ch, ok := o.Channel(); ok {
-		if p, ok := ch.(Prompter); ok {
-			bq.Notify = func(r store.Request) { p.Prompt(ctx, r) }
-		}
 	}
 	req, err := e.b.Ask(ctx, bq)
 	if errors.Is(err, broker.ErrNoChannel) {
