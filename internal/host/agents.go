@@ -76,7 +76,6 @@ type brokerElicitor struct {
 	audit store.Audit
 }
 
-
 // Elicit implements mcpclient.Elicitor.
 func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Question) (mcpclient.Answer, error) {
 	args, _ := json.Marshal(map[string]string{"message": q.Message, "url": q.URL})
