@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
@@ -131,7 +130,7 @@ func (c *chat) elicitPrompt(ctx context.Context, r store.Request) {
 	ctx, cancel := context.WithDeadline(ctx, r.Deadline)
 	defer cancel()
 	content := map[string]any{}
-	fields, err := schemaFields(el.Schema)
+	fields, err := form.Fields(el.Schema)
 	if err != nil {
 		fmt.Fprintf(w, "  (this form cannot be filled in here: %v; only decline is possible)\n", err)
 		fields = nil
@@ -141,19 +140,19 @@ func (c *chat) elicitPrompt(ctx context.Context, r store.Request) {
 	}
 	for _, f := range fields {
 		for {
-			fmt.Fprintf(w, "  %s: ", f.prompt())
+			fmt.Fprintf(w, "  %s: ", fieldPrompt(f))
 			line, err := c.in.line(ctx)
 			if err != nil {
 				c.resolveElicit(ctx, r, broker.Answer{Reason: "no answer"}, w)
 				return
 			}
-			v, ok, msg := f.parse(strings.TrimSpace(line))
+			v, ok, msg := parseField(f, strings.TrimSpace(line))
 			if msg != "" {
 				fmt.Fprintf(w, "  %s\n", msg)
 				continue
 			}
 			if ok {
-				content[f.name] = v
+				content[f.Name] = v
 			}
 			break
 		}
@@ -198,48 +197,43 @@ func (c *chat) resolveElicit(ctx context.Context, r store.Request, a broker.Answ
 	}
 }
 
-// formField is one property of an elicitation's flat object schema.
-type formField struct {
-	name, title, typ string
-	enum             []string
-	required         bool
-}
-
-func (f formField) prompt() string {
-	p := f.name
-	if f.title != "" && f.title != f.name {
-		p = f.title + " (" + f.name + ")"
+// fieldPrompt is how a form field is asked at the terminal.
+func fieldPrompt(f form.Field) string {
+	p := f.Name
+	if f.Label != f.Name {
+		p = f.Label + " (" + f.Name + ")"
 	}
 	switch {
-	case len(f.enum) > 0:
-		p += " [" + strings.Join(f.enum, "/") + "]"
-	case f.typ == "boolean":
+	case len(f.Options) > 0:
+		vals := make([]string, len(f.Options))
+		for i, o := range f.Options {
+			vals[i] = o.Value
+		}
+		p += " [" + strings.Join(vals, "/") + "]"
+	case f.Type == "boolean":
 		p += " [y/n]"
-	case f.typ != "" && f.typ != "string":
-		p += " (" + f.typ + ")"
+	case f.Type != "string":
+		p += " (" + f.Type + ")"
+	case f.Format != "":
+		p += " (" + f.Format + ")"
 	}
-	if f.required {
+	if f.Required {
 		p += " *"
 	}
 	return sanitize(p)
 }
 
-// parse reads a typed value; ok is false for an empty optional field,
-// msg says what is wrong.
-func (f formField) parse(s string) (v any, ok bool, msg string) {
+// parseField reads a typed answer: y/n for a boolean, else the form's
+// own conversion (form.Field.Value, as the console's). ok is false for
+// an empty optional field; msg says what is wrong.
+func parseField(f form.Field, s string) (v any, ok bool, msg string) {
 	if s == "" {
-		if f.required {
+		if f.Required {
 			return nil, false, "required"
 		}
 		return nil, false, ""
 	}
-	switch {
-	case len(f.enum) > 0:
-		if !slices.Contains(f.enum, s) {
-			return nil, false, "choose one of " + strings.Join(f.enum, ", ")
-		}
-		return s, true, ""
-	case f.typ == "boolean":
+	if f.Type == "boolean" {
 		switch strings.ToLower(s) {
 		case "y", "yes", "true":
 			return true, true, ""
@@ -247,57 +241,10 @@ func (f formField) parse(s string) (v any, ok bool, msg string) {
 			return false, true, ""
 		}
 		return nil, false, "answer y or n"
-	case f.typ == "integer":
-		i, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, false, "a whole number, please"
-		}
-		return i, true, ""
-	case f.typ == "number":
-		x, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, false, "a number, please"
-		}
-		return x, true, ""
 	}
-	return s, true, ""
-}
-
-// schemaFields reads the top-level properties of a flat object schema,
-// required ones first, then by name.
-func schemaFields(raw json.RawMessage) ([]formField, error) {
-	if len(raw) == 0 {
-		return nil, nil
+	v, err := f.Value(s)
+	if err != nil {
+		return nil, false, sanitize(err.Error())
 	}
-	var sch struct {
-		Properties map[string]struct {
-			Type  any      `json:"type"`
-			Title string   `json:"title"`
-			Enum  []string `json:"enum"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if err := json.Unmarshal(raw, &sch); err != nil {
-		return nil, fmt.Errorf("unreadable schema: %w", err)
-	}
-	var out []formField
-	for name, p := range sch.Properties {
-		typ, _ := p.Type.(string)
-		switch typ {
-		case "", "string", "number", "integer", "boolean":
-		default:
-			return nil, fmt.Errorf("field %s has type %v", name, p.Type)
-		}
-		out = append(out, formField{name: name, title: p.Title, typ: typ, enum: p.Enum, required: slices.Contains(sch.Required, name)})
-	}
-	slices.SortFunc(out, func(a, b formField) int {
-		if a.required != b.required {
-			if a.required {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	return out, nil
+	return v, true, ""
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/store"
 )
 
@@ -81,8 +82,8 @@ func TestFormFields(t *testing.T) {
 		{"not JSON", `{"type":`, nil, "not a JSON schema"},
 		{"properties not an object", `{"type":"object","properties":[1]}`, nil, "not an object"},
 		{"required undefined", `{"type":"object","properties":{"a":{"type":"string"}},"required":["b"]}`, nil, `requires "b"`},
-		{"too many fields", manyFields(maxElicitFields + 1), nil, "more than"},
-		{"too large", `{"type":"object","description":"` + strings.Repeat("x", maxElicitSchema) + `"}`, nil, "too large"},
+		{"too many fields", manyFields(form.MaxFields + 1), nil, "more than"},
+		{"too large", `{"type":"object","description":"` + strings.Repeat("x", form.MaxSchema) + `"}`, nil, "too large"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,7 +178,7 @@ func TestFormContent(t *testing.T) {
 		{"bad email", with("f.email", "Ana <a@example.com>"), "", "email: not an email address"},
 		{"bad uri", with("f.site", "example.com"), "", "site: not an absolute URI"},
 		{"bad date", with("f.day", "18/06/2025"), "", "day: not a date"},
-		{"oversize value", with("f.other", strings.Repeat("x", maxElicitValue+1)), "", "longer than"},
+		{"oversize value", with("f.other", strings.Repeat("x", form.MaxValue+1)), "", "longer than"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
@@ -213,9 +214,9 @@ func viewRequest(r store.Request) *requestView {
 		if r.Action.Kind == action.MCP && (r.Action.Server != "" || r.Action.Tool != "") {
 			// The call that made the server ask; the model wrote its
 			// arguments, so they are untrusted too.
-			v.Detail = append(v.Detail, detail{"during", untrusted(r.Action.Server+" / "+r.Action.Tool, maxElicitLabel, false)})
+			v.Detail = append(v.Detail, detail{"during", form.Clean(r.Action.Server+" / "+r.Action.Tool, form.MaxLabel, false)})
 			if len(r.Action.Args) > 0 {
-				v.Detail = append(v.Detail, detail{"args", untrusted(string(r.Action.Args), maxElicitHelp, false)})
+				v.Detail = append(v.Detail, detail{"args", form.Clean(string(r.Action.Args), form.MaxHelp, false)})
 			}
 		}
 		return v
@@ -442,7 +443,7 @@ func (c *Console) answerElicit(w http.ResponseWriter, r *http.Request, a *authn,
 	case "decline", "deny":
 		ans.Reason = cleanReason(r.PostFormValue("reason"))
 	default:
-		c.done(w, r, a, back, http.StatusBadRequest, "error", "Request "+req.ID+" is a question from MCP server “"+untrusted(req.Elicit.Server, maxElicitLabel, false)+"”: answer it with Submit or Decline. It grants nothing, so once, for this session and always do not apply.")
+		c.done(w, r, a, back, http.StatusBadRequest, "error", "Request "+req.ID+" is a question from MCP server “"+form.Clean(req.Elicit.Server, form.MaxLabel, false)+"”: answer it with Submit or Decline. It grants nothing, so once, for this session and always do not apply.")
 		return
 	}
 	c.resolve(w, r, a, back, req.ID, ans)
@@ -507,7 +508,7 @@ func cleanReason(s string) string {
 // what names a request's action in a notice.
 func what(r store.Request) string {
 	if r.Elicit != nil {
-		return "the question of MCP server “" + untrusted(r.Elicit.Server, maxElicitLabel, false) + "”"
+		return "the question of MCP server “" + form.Clean(r.Elicit.Server, form.MaxLabel, false) + "”"
 	}
 	s := r.Action.Payload()
 	if r.Action.Kind != action.Shell {
@@ -528,7 +529,7 @@ func answeredText(r store.Request, pattern string) string {
 			return "Declined " + what(r) + "."
 		case store.Answered:
 			if r.Elicit.URL != "" {
-				return "Told MCP server “" + untrusted(r.Elicit.Server, maxElicitLabel, false) + "” you are done."
+				return "Told MCP server “" + form.Clean(r.Elicit.Server, form.MaxLabel, false) + "” you are done."
 			}
 			return "Sent your answer to " + what(r) + "."
 		}

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wardenhq/warden/internal/agent"
+	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
@@ -75,17 +76,17 @@ type transcriptStep struct {
 // model writes tool arguments and replies, and tools print anything, so
 // all of it is treated as untrusted text.
 func (ru *run) addStep(e agent.Event) {
-	st := transcriptStep{Kind: string(e.Kind), Tool: untrusted(e.Tool, maxElicitLabel, false), Request: e.Request}
+	st := transcriptStep{Kind: string(e.Kind), Tool: form.Clean(e.Tool, form.MaxLabel, false), Request: e.Request}
 	switch e.Kind {
 	case agent.ToolCall:
-		st.Args = untrusted(e.Args, maxStepArgs, true)
+		st.Args = form.Clean(e.Args, maxStepArgs, true)
 	case agent.ToolResult:
-		st.Text = abbreviate(untrusted(e.Text, 4*maxOutput, true), maxStepOut)
+		st.Text = abbreviate(form.Clean(e.Text, 4*maxOutput, true), maxStepOut)
 	case agent.Pending:
 		ru.request = e.Request
-		st.Text = untrusted(e.Text, maxStepText, true)
+		st.Text = form.Clean(e.Text, maxStepText, true)
 	default:
-		st.Text = untrusted(e.Text, maxStepText, true)
+		st.Text = form.Clean(e.Text, maxStepText, true)
 	}
 	if len(ru.steps) >= maxSteps {
 		ru.steps = ru.steps[1:]
@@ -511,11 +512,11 @@ func agentError(err error) string {
 	case errors.Is(err, llm.ErrNotConfigured):
 		return noModelText
 	case errors.Is(err, llm.ErrUnavailable):
-		return "The model is unavailable: " + untrusted(err.Error(), maxStepText, false)
+		return "The model is unavailable: " + form.Clean(err.Error(), maxStepText, false)
 	case errors.Is(err, llm.ErrRefused):
-		return "The model refused the request: " + untrusted(err.Error(), maxStepText, false)
+		return "The model refused the request: " + form.Clean(err.Error(), maxStepText, false)
 	}
-	return untrusted(err.Error(), maxStepText, false)
+	return form.Clean(err.Error(), maxStepText, false)
 }
 
 // updateRun changes a run under the lock and tells the streams.
