@@ -248,6 +248,11 @@ func (e *pyEval) lookupName(n string, sc *pyScope) *value {
 		return &value{k: kLocal, qual: n}
 	}
 	e.incomplete("unknown name %s", n)
+	if pyModules[n] {
+		// A module used without its import still names what the code
+		// means to run: follow it, the code stays incomplete.
+		return mod(n)
+	}
 	return vUnknown
 }
 

@@ -92,7 +92,7 @@ func TestMatch(t *testing.T) {
 		{"/work/p/server.key", Read, ClassReadKey, Dangerous},
 		{"/work/p/server.pem", Read, ClassReadKey, Dangerous},
 		// env
-		{"/work/p/.env", Write, ClassEnvWrite, Dangerous},
+		{"/work/p/.env", Write, ClassEnvWrite, Floor},
 		{"/work/p/.env", Read, ClassReadEnv, Dangerous},
 		{"/work/p/.env.production", Read, ClassReadEnv, Dangerous},
 		{"/work/p/.env.example", Read, "", None},

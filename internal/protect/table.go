@@ -157,10 +157,10 @@ func builtin() []Entry {
 		"/var/spool/cron/**", "/var/spool/at/**", "/var/spool/atjobs/**", "/etc/crontab", "/etc/cron.*/**", "/etc/cron.d/**",
 		"/etc/anacrontab", "/var/at/**", "/usr/lib/cron/tabs/**", "/private/var/at/**")...)
 
-	// Project .env files: not a floor (writing one is everyday work), but
-	// the values in them reach every tool that loads them.
-	add(Entry{Pattern: ".env", Access: Write, Tier: Dangerous, Class: ClassEnvWrite, Why: "a .env file"},
-		Entry{Pattern: ".env.*", Access: Write, Tier: Dangerous, Class: ClassEnvWrite, Why: "a .env file",
+	// Project .env files hold secrets, and what they set reaches every
+	// tool that loads them (NODE_OPTIONS, LD_PRELOAD).
+	add(Entry{Pattern: ".env", Access: Write, Tier: Floor, Class: ClassEnvWrite, Why: "a .env file"},
+		Entry{Pattern: ".env.*", Access: Write, Tier: Floor, Class: ClassEnvWrite, Why: "a .env file",
 			Except: []string{".env.example", ".env.sample", ".env.template", ".env.dist"}})
 
 	// PATH directories in the home: a program written there shadows a
