@@ -106,11 +106,17 @@ func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
 			p.analyser.ProtectedPaths = append(p.analyser.ProtectedPaths, path.Clean(pp))
 		}
 	}
-	p.table = protect.New(protect.Paths{Extra: p.analyser.ProtectedPaths})
 	p.fs, p.homes = paths.FS, paths.Homes
 	if p.fs == nil {
 		p.fs = protect.OSFS{}
 	}
+	// warden's own paths also by where their symlinks lead: a state
+	// directory under a linked home is protected under both names.
+	var own []string
+	for _, pp := range p.analyser.ProtectedPaths {
+		own = append(own, protect.Resolve(protect.Env{FS: p.fs}, pp)...)
+	}
+	p.table = protect.New(protect.Paths{Extra: own})
 	return p, nil
 }
 
