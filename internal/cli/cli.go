@@ -92,6 +92,7 @@ ask.
 		newHookCmd(),
 		newMCPCmd(),
 		newManCmd(),
+		newServiceCmd(),
 	)
 	return root
 }
