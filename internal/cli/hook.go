@@ -47,7 +47,7 @@ command.`
 const hookClaudeLong = `Answer Claude Code's PreToolUse hook. In .claude/settings.json (or
 ~/.claude/settings.json):
 
-  {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
+  {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob|mcp__.*",
     "hooks":[{"type":"command","command":"warden hook claude-code","timeout":600}]}]}}
 
 Set "timeout" (seconds) above approvals.timeout, so that warden, not
@@ -56,8 +56,14 @@ it goes on with its own permission prompt.
 
 Bash is decided as a shell command in the payload's cwd; Write, Edit,
 MultiEdit and NotebookEdit as writes of their file; mcp__SERVER__TOOL as
-an MCP call with tool_input as its arguments. Other tools (Read, Glob,
-Grep, WebFetch…) get no answer: Claude Code applies its own rules.
+an MCP call with tool_input as its arguments. A write is judged on
+where the path leads (symlinks followed): a link named notes.txt to
+~/.bashrc is a write to ~/.bashrc. Read, Grep and Glob of a secret (SSH
+keys, cloud and registry credentials, .env files, tokens) get ask, so
+Claude Code asks you before the secret reaches the model; of warden's
+own files, or of a path an approvals.deny rule "read PATH" names, deny.
+Other reads, and other tools (WebFetch…), get no answer: Claude Code
+applies its own rules.
 The owner is external:claude-code/SESSION_ID, one session per Claude Code
 session: its session grants and pending questions are its own.
 

@@ -31,12 +31,14 @@ const preToolUse = "PreToolUse"
 //	Edit, MultiEdit           write: tool_input.file_path
 //	NotebookEdit              write: tool_input.notebook_path
 //	mcp__SERVER__TOOL         mcp: SERVER, TOOL, args = tool_input
+//	Read, Grep, Glob          Pass, with what they read (Call.Reads)
 //	anything else             no decision (Pass)
 //
 // For Pass, nothing is printed and the exit status is 0: Claude Code
-// goes on with its own permission rules, as if no hook had run. Read,
-// Glob, Grep, WebFetch and the like are Claude Code's to judge; warden
-// decides what runs or writes.
+// goes on with its own permission rules, as if no hook had run —
+// unless the Decider is a ReadDecider that answers for a read of a
+// secret (ask, or deny). WebFetch and the like are Claude Code's to
+// judge.
 //
 // A payload warden cannot read or map (bad JSON, a missing field, a
 // relative path, an event other than PreToolUse) and any failure to
