@@ -284,7 +284,23 @@ func (p *Policy) assessCode(act action.Action, t *table) *assessment {
 		}
 	}
 	p.floors(as, list, lines, act.Dir, t)
-	if as.floor == "" && (!r.Complete || len(r.Findings) > 0) {
+	if as.floor != "" {
+		return as
+	}
+	// Reading a secret is at least dangerous (what the code reads, it
+	// can print into the agent's context); warden's own files are
+	// hardline.
+	if rj := p.JudgeRead(act.Dir, r.Reads, nil); rj.Match.Protected() {
+		as.classes = unique(append(as.classes, rj.Match.Class))
+		if rj.Match.Tier == protect.Hardline {
+			t.add(2, "hardline floor", Decided, describe([]string{rj.Match.Class}))
+			as.floor, as.detail = RuleHardline, describe([]string{rj.Match.Class})
+			return as
+		}
+		as.dangerous = true
+		as.extra = append(as.extra, rj.Match.Class)
+	}
+	if !r.Complete || len(r.Findings) > 0 {
 		as.dangerous = true
 	}
 	return as
