@@ -263,10 +263,10 @@ func jsSpawn(s *state, c *call) *value {
 			}
 			parts = append(parts, a)
 		}
-		s.command(s.line(concat(parts...), c.name))
+		s.command(withInput(s, c, s.line(concat(parts...), c.name)))
 		return obj("process", nil)
 	}
-	s.command(s.argv(argv))
+	s.command(withInput(s, c, s.argv(argv)))
 	return obj("process", nil)
 }
 
