@@ -135,7 +135,7 @@ func FuzzAnalyze(f *testing.F) {
 		// assignment defines a name.
 		extras := []string{"\nzz_unknown_q()\n", "\nprint(zz_unknown_q)\n"}
 		if lang == Node {
-			extras = []string{";zz_unknown_q();\n", ";void zz_unknown_q;\n"}
+			extras = []string{"\n;zz_unknown_q();\n", "\n;void zz_unknown_q;\n"}
 		}
 		for _, extra := range extras {
 			if r := Analyze(lang, src+extra); r.Complete {

@@ -23,6 +23,10 @@ type jsEval struct {
 	scopes []map[string]*value
 	// locals are the names of functions and methods the code defines.
 	locals map[string]bool
+	// assigned counts the places each name is assigned (see pyEval).
+	assigned map[string]int
+	// seen and prior: as in pyEval.
+	seen, prior map[string][]*value
 }
 
 func analyzeJS(src string) Result {
@@ -37,8 +41,17 @@ func runJS(s *state, src string) {
 		s.incomplete("javascript that could not be read: %v", firstLine(err.Error()))
 		return
 	}
-	e := &jsEval{state: s, scopes: []map[string]*value{{}}, locals: map[string]bool{}}
-	collectJSDefs(reflect.ValueOf(prog), e.locals, 0)
+	locals, assigned := map[string]bool{}, map[string]int{}
+	collectJSDefs(reflect.ValueOf(prog), locals, 0)
+	countJSAssigned(reflect.ValueOf(prog), assigned, 0)
+	// Two walks, as for Python.
+	first := &jsEval{state: &state{lang: Node, depth: s.depth}, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
+	first.program(prog)
+	e := &jsEval{state: s, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, prior: first.seen}
+	e.program(prog)
+}
+
+func (e *jsEval) program(prog *ast.Program) {
 	e.hoist(prog.Body)
 	for _, st := range prog.Body {
 		e.stmt(st)
@@ -90,6 +103,71 @@ func esmBinding(what, req string) string {
 		return "const " + strings.ReplaceAll(what, " as ", ": ") + " = " + req + ";"
 	}
 	return "const " + what + " = " + req + ";"
+}
+
+// countJSAssigned counts the assignments of each name: declarations,
+// =, op=, ++ and --, for-in and for-of bindings.
+func countJSAssigned(rv reflect.Value, into map[string]int, depth int) {
+	if !rv.IsValid() || depth > 300 {
+		return
+	}
+	var target func(t ast.Expression)
+	target = func(t ast.Expression) {
+		switch t := t.(type) {
+		case *ast.Identifier:
+			into[t.Name.String()]++
+		case *ast.ObjectPattern:
+			for _, p := range t.Properties {
+				switch p := p.(type) {
+				case *ast.PropertyShort:
+					into[p.Name.Name.String()]++
+				case *ast.PropertyKeyed:
+					target(p.Value)
+				}
+			}
+			target(t.Rest)
+		case *ast.ArrayPattern:
+			for _, el := range t.Elements {
+				target(el)
+			}
+			target(t.Rest)
+		case *ast.AssignExpression:
+			target(t.Left)
+		}
+	}
+	switch rv.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if rv.IsNil() {
+			return
+		}
+		if rv.CanInterface() {
+			switch n := rv.Interface().(type) {
+			case *ast.Binding:
+				target(n.Target)
+			case *ast.AssignExpression:
+				target(n.Left)
+			case *ast.UnaryExpression:
+				if n.Operator == token.INCREMENT || n.Operator == token.DECREMENT {
+					target(n.Operand)
+				}
+			case *ast.ForDeclaration:
+				target(n.Target)
+			case *ast.ForIntoExpression:
+				target(n.Expression)
+			}
+		}
+		countJSAssigned(rv.Elem(), into, depth+1)
+	case reflect.Struct:
+		for i := 0; i < rv.NumField(); i++ {
+			if rv.Type().Field(i).IsExported() {
+				countJSAssigned(rv.Field(i), into, depth+1)
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < rv.Len(); i++ {
+			countJSAssigned(rv.Index(i), into, depth+1)
+		}
+	}
 }
 
 // collectJSDefs records the names of functions and methods defined in
@@ -151,9 +229,14 @@ func firstLine(s string) string {
 	return s
 }
 
-func (e *jsEval) push()                   { e.scopes = append(e.scopes, map[string]*value{}) }
-func (e *jsEval) pop()                    { e.scopes = e.scopes[:len(e.scopes)-1] }
-func (e *jsEval) bind(n string, v *value) { e.scopes[len(e.scopes)-1][n] = v }
+func (e *jsEval) push() { e.scopes = append(e.scopes, map[string]*value{}) }
+func (e *jsEval) pop()  { e.scopes = e.scopes[:len(e.scopes)-1] }
+func (e *jsEval) bind(n string, v *value) {
+	e.scopes[len(e.scopes)-1][n] = v
+	if e.seen != nil && len(e.seen[n]) < 50 {
+		e.seen[n] = append(e.seen[n], v)
+	}
+}
 
 func (e *jsEval) lookup(n string) (*value, bool) {
 	for i := len(e.scopes) - 1; i >= 0; i-- {
@@ -642,6 +725,9 @@ func (e *jsEval) expr(x ast.Expression) *value {
 // vocabulary.
 func (e *jsEval) name(n string) *value {
 	if v, ok := e.lookup(n); ok {
+		if e.assigned[n] > 1 {
+			return e.unstableValue(n, v, e.prior[n], func(q string) bool { return jsCategory(q) == catHarmless || jsHarmlessModule[q] })
+		}
 		return v
 	}
 	switch n {
