@@ -133,16 +133,22 @@ func openFile(pathIdx int, pathKw string, modeIdx int) effect {
 				mode = "w" // unknown mode: the worse reading
 			}
 		}
-		switch {
-		case strings.ContainsAny(mode, "a"):
-			writeTo(s, p, true)
-		case strings.ContainsAny(mode, "wx+"):
-			writeTo(s, p, false)
-		default:
-			readFrom(s, p)
-		}
-		return obj("file", map[string]*value{"path": p})
+		return openPath(s, p, mode)
 	}
+}
+
+// openPath opens p with an fopen-style mode: a write, an append or a
+// read of p.
+func openPath(s *state, p *value, mode string) *value {
+	switch {
+	case strings.Contains(mode, "a"):
+		writeTo(s, p, true)
+	case strings.ContainsAny(mode, "wx+"):
+		writeTo(s, p, false)
+	default:
+		readFrom(s, p)
+	}
+	return obj("file", map[string]*value{"path": p})
 }
 
 func chmodEffect(pathIdx, modeIdx int) effect {

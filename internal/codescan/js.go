@@ -42,8 +42,8 @@ func runJS(s *state, src string) {
 		return
 	}
 	locals, assigned := map[string]bool{}, map[string]int{}
-	collectJSDefs(reflect.ValueOf(prog), locals, 0)
-	countJSAssigned(reflect.ValueOf(prog), assigned, 0)
+	collectJSDefs(prog, locals)
+	countJSAssigned(prog, assigned)
 	// Two walks, as for Python.
 	first := &jsEval{state: &state{lang: Node, depth: s.depth}, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
 	first.program(prog)
@@ -105,12 +105,36 @@ func esmBinding(what, req string) string {
 	return "const " + what + " = " + req + ";"
 }
 
-// countJSAssigned counts the assignments of each name: declarations,
-// =, op=, ++ and --, for-in and for-of bindings.
-func countJSAssigned(rv reflect.Value, into map[string]int, depth int) {
+// visitAST calls f with every node reachable from rv.
+func visitAST(rv reflect.Value, depth int, f func(n any)) {
 	if !rv.IsValid() || depth > 300 {
 		return
 	}
+	switch rv.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if rv.IsNil() {
+			return
+		}
+		if rv.CanInterface() {
+			f(rv.Interface())
+		}
+		visitAST(rv.Elem(), depth+1, f)
+	case reflect.Struct:
+		for i := 0; i < rv.NumField(); i++ {
+			if rv.Type().Field(i).IsExported() {
+				visitAST(rv.Field(i), depth+1, f)
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < rv.Len(); i++ {
+			visitAST(rv.Index(i), depth+1, f)
+		}
+	}
+}
+
+// countJSAssigned counts the assignments of each name: declarations,
+// =, op=, ++ and --, for-in and for-of bindings.
+func countJSAssigned(prog *ast.Program, into map[string]int) {
 	var target func(t ast.Expression)
 	target = func(t ast.Expression) {
 		switch t := t.(type) {
@@ -135,83 +159,46 @@ func countJSAssigned(rv reflect.Value, into map[string]int, depth int) {
 			target(t.Left)
 		}
 	}
-	switch rv.Kind() {
-	case reflect.Interface, reflect.Pointer:
-		if rv.IsNil() {
-			return
-		}
-		if rv.CanInterface() {
-			switch n := rv.Interface().(type) {
-			case *ast.Binding:
-				target(n.Target)
-			case *ast.AssignExpression:
-				target(n.Left)
-			case *ast.UnaryExpression:
-				if n.Operator == token.INCREMENT || n.Operator == token.DECREMENT {
-					target(n.Operand)
-				}
-			case *ast.ForDeclaration:
-				target(n.Target)
-			case *ast.ForIntoExpression:
-				target(n.Expression)
+	visitAST(reflect.ValueOf(prog), 0, func(n any) {
+		switch n := n.(type) {
+		case *ast.Binding:
+			target(n.Target)
+		case *ast.AssignExpression:
+			target(n.Left)
+		case *ast.UnaryExpression:
+			if n.Operator == token.INCREMENT || n.Operator == token.DECREMENT {
+				target(n.Operand)
 			}
+		case *ast.ForDeclaration:
+			target(n.Target)
+		case *ast.ForIntoExpression:
+			target(n.Expression)
 		}
-		countJSAssigned(rv.Elem(), into, depth+1)
-	case reflect.Struct:
-		for i := 0; i < rv.NumField(); i++ {
-			if rv.Type().Field(i).IsExported() {
-				countJSAssigned(rv.Field(i), into, depth+1)
-			}
-		}
-	case reflect.Slice:
-		for i := 0; i < rv.Len(); i++ {
-			countJSAssigned(rv.Index(i), into, depth+1)
-		}
-	}
+	})
 }
 
 // collectJSDefs records the names of functions and methods defined in
 // the code.
-func collectJSDefs(rv reflect.Value, into map[string]bool, depth int) {
-	if !rv.IsValid() || depth > 300 {
-		return
-	}
-	switch rv.Kind() {
-	case reflect.Interface, reflect.Pointer:
-		if rv.IsNil() {
-			return
-		}
-		if rv.CanInterface() {
-			switch n := rv.Interface().(type) {
-			case *ast.FunctionLiteral:
-				if n.Name != nil {
-					into[n.Name.Name.String()] = true
-				}
-			case *ast.MethodDefinition:
+func collectJSDefs(prog *ast.Program, into map[string]bool) {
+	visitAST(reflect.ValueOf(prog), 0, func(n any) {
+		switch n := n.(type) {
+		case *ast.FunctionLiteral:
+			if n.Name != nil {
+				into[n.Name.Name.String()] = true
+			}
+		case *ast.MethodDefinition:
+			if k := staticKey(n.Key); k != "" {
+				into[k] = true
+			}
+		case *ast.PropertyKeyed:
+			switch n.Value.(type) {
+			case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral:
 				if k := staticKey(n.Key); k != "" {
 					into[k] = true
 				}
-			case *ast.PropertyKeyed:
-				switch n.Value.(type) {
-				case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral:
-					if k := staticKey(n.Key); k != "" {
-						into[k] = true
-					}
-				}
 			}
 		}
-		collectJSDefs(rv.Elem(), into, depth+1)
-	case reflect.Struct:
-		for i := 0; i < rv.NumField(); i++ {
-			if rv.Type().Field(i).IsExported() {
-				collectJSDefs(rv.Field(i), into, depth+1)
-			}
-		}
-	case reflect.Slice:
-		for i := 0; i < rv.Len(); i++ {
-			collectJSDefs(rv.Index(i), into, depth+1)
-		}
-	}
+	})
 }
 
 func staticKey(k ast.Expression) string {
