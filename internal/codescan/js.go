@@ -44,8 +44,12 @@ func runJS(s *state, src string) {
 	locals, assigned := map[string]bool{}, map[string]int{}
 	collectJSDefs(prog, locals)
 	countJSAssigned(prog, assigned)
+	if astDepth(reflect.ValueOf(prog), 0) > maxVisit {
+		s.incomplete("javascript nested too deep")
+		return
+	}
 	// Two walks, as for Python.
-	first := &jsEval{state: &state{lang: Node, depth: s.depth}, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
+	first := &jsEval{state: &state{lang: Node, nest: s.nest, learning: true}, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
 	first.program(prog)
 	e := &jsEval{state: s, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, prior: first.seen}
 	e.program(prog)
@@ -105,9 +109,12 @@ func esmBinding(what, req string) string {
 	return "const " + what + " = " + req + ";"
 }
 
+// maxVisit bounds the depth visitAST walks; deeper code is not read.
+const maxVisit = 4000
+
 // visitAST calls f with every node reachable from rv.
 func visitAST(rv reflect.Value, depth int, f func(n any)) {
-	if !rv.IsValid() || depth > 300 {
+	if !rv.IsValid() || depth > maxVisit {
 		return
 	}
 	switch rv.Kind() {
@@ -130,6 +137,35 @@ func visitAST(rv reflect.Value, depth int, f func(n any)) {
 			visitAST(rv.Index(i), depth+1, f)
 		}
 	}
+}
+
+// astDepth is how deep visitAST would go (capped just past maxVisit).
+func astDepth(rv reflect.Value, depth int) int {
+	if !rv.IsValid() || depth > maxVisit {
+		return depth
+	}
+	max := depth
+	switch rv.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if !rv.IsNil() {
+			max = astDepth(rv.Elem(), depth+1)
+		}
+	case reflect.Struct:
+		for i := 0; i < rv.NumField(); i++ {
+			if rv.Type().Field(i).IsExported() {
+				if d := astDepth(rv.Field(i), depth+1); d > max {
+					max = d
+				}
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < rv.Len(); i++ {
+			if d := astDepth(rv.Index(i), depth+1); d > max {
+				max = d
+			}
+		}
+	}
+	return max
 }
 
 // countJSAssigned counts the assignments of each name: declarations,
@@ -875,9 +911,7 @@ func (e *jsEval) call(callee ast.Expression, argList []ast.Expression, isNew boo
 		if c.name == "Function" {
 			lit = "(function(){" + lit + "\n})"
 		}
-		e.depth += 50
-		runJS(e.state, lit)
-		e.depth -= 50
+		e.nested(func() { runJS(e.state, lit) })
 		return &value{k: kLocal, qual: "result"}
 	}
 	if strings.HasPrefix(c.name, "data.") {

@@ -56,7 +56,7 @@ func runPython(s *state, src string) {
 	countAssigned(prog, assigned)
 	// Two walks: the first learns every value each name is given, the
 	// second judges with that knowledge.
-	first := &pyEval{state: &state{lang: Python, depth: s.depth}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
+	first := &pyEval{state: &state{lang: Python, nest: s.nest, learning: true}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
 	first.block(prog, &pyScope{vars: map[string]*value{}})
 	e := &pyEval{state: s, locals: locals, assigned: assigned, prior: first.seen}
 	e.block(prog, &pyScope{vars: map[string]*value{}})
@@ -910,11 +910,7 @@ func (e *pyEval) special(c *call) (*value, bool) {
 			e.incomplete("%s of code built at run time", strings.TrimPrefix(c.name, "builtins."))
 			return vUnknown, true
 		}
-		if e.depth > 100 {
-			e.incomplete("eval nested too deep")
-			return vUnknown, true
-		}
-		runPythonNested(e.state, lit)
+		e.nested(func() { runPython(e.state, lit) })
 		return vData, true
 	case "builtins.__import__", "importlib.import_module":
 		name, ok := c.arg(0, "name").known()
@@ -966,12 +962,6 @@ func (e *pyEval) special(c *call) (*value, bool) {
 		return vData, true
 	}
 	return nil, false
-}
-
-func runPythonNested(s *state, src string) {
-	s.depth += 50
-	defer func() { s.depth -= 50 }()
-	runPython(s, src)
 }
 
 // dataMethod is a method call on data (a string, list, dict, number,
