@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/jsonbody"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
@@ -421,12 +421,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err err
 	writeError(w, http.StatusInternalServerError, op+": "+err.Error())
 }
 
-// decode reads a JSON body strictly; an empty body is the zero value.
+// decode reads a JSON body strictly (jsonbody: one value, then the
+// end; no unknown field; at most maxBody bytes); a bad body is answered
+// 400 (413 when too large) with what is wrong.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		writeError(w, http.StatusBadRequest, "bad request body: "+err.Error())
+	if err := jsonbody.Decode(w, r, v, maxBody); err != nil {
+		status := http.StatusBadRequest
+		if be, ok := errors.AsType[*jsonbody.Error](err); ok {
+			status = be.Status
+		}
+		writeError(w, status, err.Error())
 		return false
 	}
 	return true

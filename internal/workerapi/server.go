@@ -22,6 +22,7 @@ import (
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/board"
+	"github.com/wardenhq/warden/internal/jsonbody"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
@@ -195,7 +196,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		var req Request
-		if err := json.Unmarshal(line, &req); err != nil {
+		if err := jsonbody.Unmarshal(line, &req); err != nil {
 			cn.reply(Response{Code: CodeBadRequest, Error: "malformed request: " + err.Error()})
 			return
 		}
