@@ -97,10 +97,8 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func mustPeer(ctx context.Context) Peer {
-	p, _ := peerFrom(ctx)
-	return p
-}
+// mustPeer is the identity ServeHTTP proved for the request.
+func mustPeer(ctx context.Context) Identity { return identity(ctx) }
 
 // session creates the session's row on first use, and refuses a key
 // that belongs to another owner (a terminal session, a chat) or that has

@@ -134,14 +134,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := peerFrom(r.Context())
+	var id Identity
 	if err == nil {
-		err = s.o.Peers.Permit(p)
+		id, err = s.o.Peers.Permit(p)
 	}
 	if err != nil {
-		s.log.WarnContext(r.Context(), "refused peer", "err", err)
+		s.log.WarnContext(r.Context(), "refused peer", "peer", p.String(), "err", err)
 		writeError(w, http.StatusForbidden, err.Error())
 		return
 	}
+	r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	s.mux.ServeHTTP(w, r)
 }
@@ -234,8 +236,7 @@ func (s *Server) deny(w http.ResponseWriter, r *http.Request) {
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, a broker.Answer, label string) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	p, _ := peerFrom(ctx) // ServeHTTP admitted it
-	a.By, a.Surface = answeredBy(label, p), Surface
+	a.By, a.Surface = answeredBy(label, identity(ctx)), Surface
 	// A request past its deadline is over even if the waiter's timer has
 	// not fired yet: refuse rather than race it into "approved".
 	cur, err := s.o.Store.GetRequest(ctx, id)
@@ -272,22 +273,24 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, a broker.Answer,
 	writeJSON(w, http.StatusOK, resultOf(ended))
 }
 
-// answeredBy is who answered, for the audit record: the identity read
-// from the socket, with the client's label beside it when it gave one.
-func answeredBy(label string, p Peer) string {
+// answeredBy is who answered, for the audit record: the identity
+// ServeHTTP proved ("uid 1000 pid 4242 via admin socket, outside
+// sandboxes"), and after it, marked as the client's own words, the label
+// it gave, if any. The label is never what the record rests on.
+func answeredBy(label string, id Identity) string {
 	label = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 || r == 0x7f || r == '"' {
 			return -1
 		}
 		return r
 	}, strings.TrimSpace(label))
 	if len(label) > 64 {
-		label = label[:64]
+		label = strings.ToValidUTF8(label[:64], "")
 	}
 	if label == "" {
-		return p.String()
+		return id.String()
 	}
-	return label + " via " + p.String()
+	return id.String() + ` (client says "` + label + `")`
 }
 
 // LateMessage says how an ended request ended, for an answer that came
