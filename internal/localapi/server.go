@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/jsonbody"
 	"github.com/wardenhq/warden/internal/owner"
@@ -42,6 +43,12 @@ type Options struct {
 	// Console returns the web console's address for a pending request,
 	// where its human answers; nil or "" means none is known.
 	Console func(requestID string) string
+	// ConsoleURL is the console's base URL ("http://127.0.0.1:7878/"),
+	// which login links are made from; Credentials issues them and API
+	// tokens. With Credentials nil the /v1/console and /v1/tokens
+	// endpoints answer 503.
+	ConsoleURL  string
+	Credentials *credential.Service
 	// Channel is the answer channel of web sessions: the host's web
 	// console, where their human answers. Nil means a channel named
 	// "web" (answers then come through this API only).
@@ -100,6 +107,7 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("POST /v1/sessions/{key}/reset", s.resetSession)
 	s.cronRoutes()
 	s.kanbanRoutes()
+	s.credentialRoutes()
 	return s
 }
 
