@@ -176,10 +176,10 @@ type host struct {
 	// oldToken is set when this start removed a token file left by an
 	// older warden.
 	oldToken bool
-	webLn   net.Listener
-	sockLn  net.Listener
-	socket  string
-	info    Info
+	webLn    net.Listener
+	sockLn   net.Listener
+	socket   string
+	info     Info
 }
 
 // start builds everything and opens the listeners; on error it undoes

@@ -228,15 +228,15 @@ type Console struct {
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	closed   bool
-	flashes  map[string]*flash       // by console session id
-	streams  map[string]int          // open event streams by credential id
-	runs     map[string][]*run          // by session key, newest last
-	talking  map[string]*run            // the agent run in flight, by session key
-	active   int                        // runs in flight
-	nextRun  int
-	subs     map[chan event]struct{} // run events for /events
+	mu      sync.Mutex
+	closed  bool
+	flashes map[string]*flash // by console session id
+	streams map[string]int    // open event streams by credential id
+	runs    map[string][]*run // by session key, newest last
+	talking map[string]*run   // the agent run in flight, by session key
+	active  int               // runs in flight
+	nextRun int
+	subs    map[chan event]struct{} // run events for /events
 
 	viewsMu   sync.Mutex
 	viewCache map[string]*requestView // pending request id → its card
@@ -275,7 +275,7 @@ func New(o Options) (*Console, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c := &Console{
 		o: o, log: o.Logger.With("component", "web"),
-		pages: pages,
+		pages:   pages,
 		static:  http.StripPrefix("/static/", http.FileServerFS(static)),
 		origins: http.NewCrossOriginProtection(),
 		ctx:     ctx, cancel: cancel,
