@@ -83,6 +83,8 @@ ask.
 		newExecCmd(),
 		newApprovalsCmd(),
 		newGrantsCmd(),
+		newConsoleCmd(),
+		newTokenCmd(),
 		newSessionsCmd(),
 		newAuditCmd(),
 		newCronCmd(),
