@@ -40,6 +40,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/connlimit"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/cron"
 	"github.com/wardenhq/warden/internal/dispatch"
@@ -120,6 +121,10 @@ type Config struct {
 	Executable string
 	// Ready, if set, is called once the host serves.
 	Ready func(Info)
+	// Limits are the console's and the admin socket's timeouts and
+	// connection caps (per remote IP on the console, per peer uid on the
+	// socket); zero fields mean connlimit.Defaults.
+	Limits connlimit.Limits
 
 	// wrap lets tests observe the store (audit appends).
 	wrap func(store.Store) store.Store
@@ -328,6 +333,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: web console: %w", err)
 	}
 	consoleURL := "http://" + h.webLn.Addr().String() + "/"
+	h.webLn = connlimit.New(h.webLn, connlimit.Options{Limits: cfg.Limits, Key: connlimit.RemoteIP, Refuse: connlimit.RefuseHTTP, Logger: cfg.Logger})
 	h.api = localapi.New(localapi.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Channel: h.console,
 		Cron: h.cron, CronStore: h.db,
@@ -337,8 +343,9 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		ConsoleURL: consoleURL, Credentials: h.creds,
 		Peers: localapi.PeerPolicy{UID: os.Getuid(),
 			Boundary: ancestry.Boundary{Host: os.Getpid(), Groups: h.groups}},
-		Logger: cfg.Logger,
+		Logger: cfg.Logger, Limits: cfg.Limits,
 	})
+	h.sockLn = h.api.Limit(h.sockLn)
 	h.info = Info{ID: h.id, ConsoleURL: consoleURL, Socket: h.socket}
 	h.banner(recovered)
 	return h, nil
@@ -368,12 +375,16 @@ func (h *host) newCron(ctx context.Context) error {
 func (h *host) serve(ctx context.Context) error {
 	serveCtx, stopServe := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopServe(nil)
+	// Both servers cut slow and idle clients loose and cap connections
+	// per client and in all (connlimit): the console per remote IP, the
+	// admin socket per peer uid. The console's event stream and the
+	// socket's streams lift their own deadlines.
 	webSrv := &http.Server{
-		Handler:           h.console,
-		BaseContext:       func(net.Listener) context.Context { return serveCtx },
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(h.cfg.Logger.With("component", "web").Handler(), slog.LevelWarn),
+		Handler:     h.console,
+		BaseContext: func(net.Listener) context.Context { return serveCtx },
+		ErrorLog:    slog.NewLogLogger(h.cfg.Logger.With("component", "web").Handler(), slog.LevelWarn),
 	}
+	h.cfg.Limits.Apply(webSrv)
 	apiSrv := h.api.HTTPServer(serveCtx)
 
 	var wg sync.WaitGroup

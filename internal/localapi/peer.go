@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/wardenhq/warden/internal/ancestry"
+	"github.com/wardenhq/warden/internal/connlimit"
 )
 
 // Peer is the process on the other end of a socket connection, as the
@@ -60,7 +61,7 @@ type peerResult struct {
 // on it (http.Server.ConnContext): identity comes from the connection,
 // at the edge.
 func connContext(ctx context.Context, c net.Conn) context.Context {
-	uc, ok := c.(*net.UnixConn)
+	uc, ok := connlimit.Unwrap(c).(*net.UnixConn)
 	if !ok {
 		return context.WithValue(ctx, peerKey{}, peerResult{err: fmt.Errorf("%w: not a unix socket connection", errNoPeer)})
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/connlimit"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/jsonbody"
@@ -67,7 +68,10 @@ type Options struct {
 	// 503.
 	ShellReset func(ctx context.Context, key string) error
 	// Peers admits local processes; the zero value admits root only.
-	Peers  PeerPolicy
+	Peers PeerPolicy
+	// Limits are the server's timeouts (HTTPServer) and the caps of
+	// Listen's listener; zero fields mean connlimit.Defaults.
+	Limits connlimit.Limits
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -112,17 +116,26 @@ func New(o Options) *Server {
 }
 
 // HTTPServer returns an http.Server for the socket: each connection's
-// peer credentials are bound to its requests (ConnContext), and every
+// peer credentials are bound to its requests (ConnContext), every
 // request's context derives from base, so cancelling base (with a
-// cause) stops running commands.
+// cause) stops running commands, and the timeouts are Options.Limits'
+// (streams lift theirs: see newStream). Serve it on Limit(listener).
 func (s *Server) HTTPServer(base context.Context) *http.Server {
-	return &http.Server{
-		Handler:           s,
-		ConnContext:       connContext,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	srv := &http.Server{
+		Handler:     s,
+		ConnContext: connContext,
+		BaseContext: func(net.Listener) context.Context { return base },
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	s.o.Limits.Apply(srv)
+	return srv
+}
+
+// Limit wraps the admin socket's listener with the connection caps: in
+// all and per peer uid (Options.Limits); a connection over a cap gets a
+// 503 and is closed.
+func (s *Server) Limit(ln net.Listener) net.Listener {
+	return connlimit.New(ln, connlimit.Options{Limits: s.o.Limits, Key: connlimit.PeerUID, Refuse: connlimit.RefuseHTTP, Logger: s.o.Logger})
 }
 
 // ServeHTTP refuses what a browser could send and any peer the policy

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -921,4 +922,43 @@ func TestCloseWithdrawsRuns(t *testing.T) {
 	} else if msg := flashOf(c.get(r.header.Get("Location")).body); !strings.Contains(msg, "closing") {
 		t.Errorf("run after Close: %q", msg)
 	}
+}
+
+// TestEventStreamsBounded: one login holds at most MaxStreams event
+// streams at once (429 beyond), and a stream ends by itself after
+// StreamLifetime (the page's EventSource reconnects, authenticating
+// afresh).
+func TestEventStreamsBounded(t *testing.T) {
+	f := newFixture(t, fixtureOptions{streamLifetime: 300 * time.Millisecond, maxStreams: 1})
+	open := func() *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+f.adminToken)
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err, "events")
+		return resp
+	}
+	first := open()
+	defer first.Body.Close()
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("first stream: %d", first.StatusCode)
+	}
+	second := open()
+	second.Body.Close()
+	if second.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("second stream of one login: %d, want 429", second.StatusCode)
+	}
+	// The first ends by itself (within a bound far above its lifetime).
+	done := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, first.Body); done <- err }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stream outlived its lifetime")
+	}
+	// Its slot is free again.
+	eventually(t, "a new stream", func() (bool, string) {
+		r := open()
+		r.Body.Close()
+		return r.StatusCode == http.StatusOK, r.Status
+	})
 }
