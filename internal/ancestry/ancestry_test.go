@@ -189,24 +189,31 @@ func TestBoundaryOnRealProcesses(t *testing.T) {
 	}
 }
 
-func TestPeerCred(t *testing.T) {
+// accepted returns the server side of a unix socket connection this
+// process made to itself.
+func accepted(t *testing.T) *net.UnixConn {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "s")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	c, err := net.Dial("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	s, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	cred, err := PeerCred(s.(*net.UnixConn))
+	t.Cleanup(func() { s.Close() })
+	return s.(*net.UnixConn)
+}
+
+func TestPeerCred(t *testing.T) {
+	cred, err := PeerCred(accepted(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,23 +223,7 @@ func TestPeerCred(t *testing.T) {
 }
 
 func TestPeerPidfd(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "s")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	pf, err := PeerPidfd(s.(*net.UnixConn))
+	pf, err := PeerPidfd(accepted(t))
 	if errors.Is(err, ErrNoPidfd) && os.Getenv("WARDEN_FULL") != "1" {
 		t.Skip(err)
 	}
