@@ -163,13 +163,17 @@ func runServiceUninstall(ctx context.Context, opts serviceOptions, stdout io.Wri
 	return nil
 }
 
-// runManager runs a service manager command as the operator asked. It
-// inherits warden's environment on purpose: systemctl --user needs the
-// user's session bus (XDG_RUNTIME_DIR, DBUS_SESSION_BUS_ADDRESS), and it
-// is the operator's own command, not an agent's.
+// runManager runs a service manager command as the operator asked, with
+// only what systemctl --user and launchctl need from the environment:
+// the user's session bus and runtime directory.
 func runManager(ctx context.Context, argv []string) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = os.Environ()
+	cmd.Env = []string{}
+	for _, name := range []string{"PATH", "HOME", "USER", "LANG", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"} {
+		if v, ok := os.LookupEnv(name); ok {
+			cmd.Env = append(cmd.Env, name+"="+v)
+		}
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
