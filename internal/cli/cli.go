@@ -84,6 +84,8 @@ ask.
 		newExecCmd(),
 		newApprovalsCmd(),
 		newGrantsCmd(),
+		newConsoleCmd(),
+		newTokenCmd(),
 		newSessionsCmd(),
 		newAuditCmd(),
 		newCronCmd(),
