@@ -233,3 +233,19 @@ func physical(fsys FS, p string) []string {
 	}
 	return []string{cur}
 }
+
+// Hardlinks reports how many hard links the existing regular file at
+// abs has (0 when it does not exist or is not a regular file). A write
+// that opens such a file in place changes every name of it — a
+// protected file under a harmless name — and no path resolution can
+// tell which names those are.
+func Hardlinks(fsys FS, abs string) uint64 {
+	if fsys == nil {
+		return 0
+	}
+	fi, err := fsys.Lstat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	return links(fi)
+}
