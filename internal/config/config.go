@@ -65,6 +65,18 @@ type Config struct {
 	Kanban Kanban
 	// LLM holds the llm: section (the agents' and guardian's model).
 	LLM LLM
+	// Hook holds the hook: section (warden hook for other agents).
+	Hook Hook
+}
+
+// Hook is the hook: section: how warden hook answers agents that have
+// permission rules of their own (Claude Code, Codex, Gemini CLI).
+type Hook struct {
+	// AllowSafe answers allow for every call warden allows without a
+	// human (safe commands, bypass modes), which skips the agent's own
+	// prompt. Off by default: such calls get no decision and the
+	// agent's own permission rules apply.
+	AllowSafe bool
 }
 
 // Tools is the tools: section.

@@ -136,6 +136,11 @@ type rawConfig struct {
 	Tools            *rawTools     `yaml:"tools"`
 	Kanban           *rawKanban    `yaml:"kanban"`
 	LLM              *rawLLM       `yaml:"llm"`
+	Hook             *rawHook      `yaml:"hook"`
+}
+
+type rawHook struct {
+	AllowSafe node `yaml:"allow_safe"`
 }
 
 type rawApprovals struct {
@@ -289,6 +294,13 @@ func (v *validator) config(raw *rawConfig) *Config {
 		}
 	}
 	cfg.LLM = v.llm(raw.LLM)
+	if h := raw.Hook; h != nil && h.AllowSafe.n != nil {
+		b, ok := boolValue(h.AllowSafe.n)
+		if !ok {
+			v.errorf(h.AllowSafe.n, "hook.allow_safe: want true or false, got %s", describe(h.AllowSafe.n))
+		}
+		cfg.Hook.AllowSafe = b
+	}
 	if w := raw.Write; w != nil {
 		cfg.Write.Protected = v.paths(w.Protected.n, "write.protected", false)
 		cfg.Write.SafeRoots = v.paths(w.SafeRoots.n, "write.safe_roots", true)

@@ -34,6 +34,11 @@ const preToolUse = "PreToolUse"
 //	Read, Grep, Glob          Pass, with what they read (Call.Reads)
 //	anything else             no decision (Pass)
 //
+// An allow no human stands behind (a safe command; see Answer.Vouched)
+// is no decision unless Options.AllowSafe: Claude Code's own
+// permissions then apply, as without a hook, so installing warden never
+// skips a prompt Claude Code would have shown.
+//
 // For Pass, nothing is printed and the exit status is 0: Claude Code
 // goes on with its own permission rules, as if no hook had run —
 // unless the Decider is a ReadDecider that answers for a read of a
@@ -49,6 +54,10 @@ const preToolUse = "PreToolUse"
 // permission_mode is recorded nowhere and changes nothing: the agent
 // says it, so it cannot widen what warden allows.
 type ClaudeCode struct{}
+
+// Guarded implements Guarded: Claude Code has permission rules of its
+// own.
+func (ClaudeCode) Guarded() {}
 
 // ccPayload is Claude Code's hook input.
 type ccPayload struct {
