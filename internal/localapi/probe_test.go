@@ -20,4 +20,3 @@ func probeMain(sock string) int {
 	fmt.Println(status, strings.TrimSpace(body))
 	return 0
 }
-
