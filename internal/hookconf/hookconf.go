@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/shell"
+
+	"github.com/wardenhq/warden/internal/backup"
 )
 
 // Scope says which of an agent's settings files is meant.
@@ -212,7 +214,6 @@ type Result struct {
 // only when it changes, with a backup of the old one beside it.
 func (a Agent) Install(path string, e Entry, now time.Time) (Result, error) {
 	old, err := os.ReadFile(path)
-	exists := err == nil
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		old = nil
@@ -226,24 +227,11 @@ func (a Agent) Install(path string, e Entry, now time.Time) (Result, error) {
 	if !changed {
 		return Result{}, nil
 	}
-	var r Result
-	r.Changed = true
-	mode := fs.FileMode(0o644)
-	if exists {
-		if info, err := os.Stat(path); err == nil {
-			mode = info.Mode().Perm()
-		}
-		r.Backup = path + ".warden-backup-" + now.UTC().Format("20060102T150405Z")
-		if err := os.WriteFile(r.Backup, old, mode); err != nil {
-			return Result{}, fmt.Errorf("back up %s: %w", path, err)
-		}
-	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	saved, err := backup.Replace(path, out, 0o644, now)
+	if err != nil {
 		return Result{}, err
 	}
-	if err := writeAtomic(path, out, mode); err != nil {
-		return Result{}, err
-	}
-	return r, nil
+	return Result{Changed: true, Backup: saved}, nil
 }
 
 // merge returns the settings text with warden's entry in place, and
@@ -345,26 +333,4 @@ func (a Agent) merge(old []byte, e Entry) ([]byte, bool, error) {
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), true, nil
-}
-
-// writeAtomic writes b to path through a temporary file in the same
-// directory, so a crash leaves the old file or the new one, never half.
-func writeAtomic(path string, b []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
