@@ -136,7 +136,9 @@ func (c *chat) elicitPrompt(ctx context.Context, r store.Request) {
 	}
 	w := t.w
 	el := r.Elicit
-	say := func(format string, args ...any) { fmt.Fprint(w, strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", nl)) }
+	say := func(format string, args ...any) {
+		fmt.Fprint(w, strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", nl))
+	}
 	say("\nwarden: MCP server %s asks (request %s):\n  %s\n", sanitize(el.Server), r.ID, strings.ReplaceAll(sanitizeLines(el.Message), "\n", "\n  "))
 	ctx, cancel := context.WithDeadline(ctx, r.Deadline)
 	defer cancel()
