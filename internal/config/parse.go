@@ -202,9 +202,12 @@ func (r *rawRules) UnmarshalYAML(x ast.Node) error {
 // rawMCPRule keeps its own node so an incomplete rule can be reported
 // where it is.
 type rawMCPRule struct {
-	n             ast.Node
-	mapping       bool
-	Match, Action node
+	n       ast.Node
+	mapping bool
+	// The tags name the keys decode reads (for the schema's drift test;
+	// decode itself reads them through a struct of its own).
+	Match  node `yaml:"match"`
+	Action node `yaml:"action"`
 }
 
 func (r *rawMCPRule) decode(x ast.Node) error {
