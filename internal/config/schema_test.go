@@ -14,7 +14,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-
 // manual are the keys whose values the parser decodes by hand from a
 // node rather than through a raw struct field: mcp.servers is a mapping
 // from a name to a server.
