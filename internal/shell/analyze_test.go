@@ -14,8 +14,8 @@ func TestAnalyzeTricks(t *testing.T) {
 	}{
 		{"line continuation in name", "r\\\nm -rf /", Hardline, "delete.root"},
 		{"ansi escape inside name", "r\x1b[0mm -rf /", Hardline, "delete.root"},
-		{"osc escape", "\x1b]0;title\x07rm -rf /", Hardline, "delete.root"},
-		{"nul byte", "r\x00m -rf /", Hardline, "delete.root"},
+		{"osc escape hides a separator", "\x1b]0;title\x07rm -rf /", Malformed, ""},
+		{"nul byte", "r\x00m -rf /", Malformed, ""},
 		{"zero width space", "r\u200bm -rf /", Hardline, "delete.root"},
 		{"fullwidth", "ｒｍ －ｒｆ ／", Hardline, "delete.root"},
 		{"carriage return", "ls\r\nrm -rf /\r\n", Hardline, "delete.root"},

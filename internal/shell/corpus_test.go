@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and corpus expectations from the current analysis")
@@ -115,7 +117,7 @@ func writeCorpus(t *testing.T, file string, cases []corpusCase) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(file, asciiJSON(b.Bytes()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -154,4 +156,22 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// asciiJSON escapes every non-ASCII character of JSON text, so invisible
+// and look-alike characters stay visible in the corpus files.
+func asciiJSON(b []byte) []byte {
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		switch {
+		case r < 0x7f:
+			out.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&out, `\u%04x`, r)
+		}
+	}
+	return out.Bytes()
 }

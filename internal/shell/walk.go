@@ -37,6 +37,9 @@ type level struct {
 	base  int  // offset of src in Analysis.Input when exact
 	exact bool // whether offsets map one to one
 	outer Span // span to report when they don't
+	// cr is the byte standing for a carriage return in src, or 0 (see
+	// parserText); values are mapped back to "\r".
+	cr byte
 }
 
 // stdinKind says where a command's standard input comes from.
@@ -123,10 +126,10 @@ func (o Options) Analyze(src string) (a *Analysis) {
 	}
 	a = &Analysis{Verdict: Safe}
 	if len(src) > o.MaxBytes {
-		a.Input = src[:0]
+		a.Input = src
 		return malformed(a, fmt.Sprintf("input is %d bytes, over the %d-byte limit", len(src), o.MaxBytes))
 	}
-	a.Input = normalize(src)
+	a.Input = src
 	defer func() {
 		// A parser or walker bug must never let a command through.
 		if r := recover(); r != nil {
@@ -146,7 +149,7 @@ func (o Options) Analyze(src string) (a *Analysis) {
 // start prepares a pooled walker for analysing a.Input.
 func (w *walker) start(o Options, a *Analysis) {
 	w.opts, w.a = o, a
-	w.lvl = &level{src: a.Input, exact: true}
+	w.lvl = &level{exact: true}
 	if n := min(len(a.Input)/24+4, o.MaxCommands); n > 8 {
 		w.listed = true
 		if cap(w.commands) < n {
@@ -162,13 +165,30 @@ func (w *walker) start(o Options, a *Analysis) {
 // run parses and walks the input and sets the verdict.
 func (w *walker) run() {
 	a := w.a
-	f, err := parse(a.Input)
+	text, cr, why := parserText(a.Input)
+	if why != "" {
+		malformed(a, why)
+		return
+	}
+	w.lvl.src, w.lvl.cr = text, cr
+	f, err := parse(text)
 	if err != nil {
 		w.windowsFallback()
 		malformed(a, parseError(err))
 		return
 	}
+	clean, cf, why := w.cleanReading(a.Input, f)
+	if why != "" {
+		malformed(a, why)
+		return
+	}
 	w.stmts(f.Stmts, nil, stdin{})
+	if cf != nil {
+		// The reading a person sees, walked too: a name disguised with
+		// format characters or fullwidth letters is still recognised.
+		w.lvl = &level{src: clean, outer: Span{0, len(a.Input)}}
+		w.stmts(cf.Stmts, []string{asDisplayed}, stdin{})
+	}
 	if w.err != nil {
 		malformed(a, w.err.Error())
 		return
@@ -257,7 +277,7 @@ func (w *walker) text(p, e syntax.Pos) string {
 	if s < 0 || en > len(w.lvl.src) || s > en {
 		return ""
 	}
-	return w.lvl.src[s:en]
+	return uncr(w.lvl.src[s:en], w.lvl.cr)
 }
 
 func (w *walker) find(cmd int, class string, sp Span) {
@@ -305,7 +325,7 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 		if w.funcs == nil {
 			w.funcs = map[string]*syntax.FuncDecl{}
 		}
-		w.funcs[c.Name.Value] = c
+		w.funcs[uncr(c.Name.Value, w.lvl.cr)] = c
 	case nil:
 	default:
 		w.compound(c, via)
@@ -426,7 +446,7 @@ func (w *walker) hdocText(word *syntax.Word) string {
 		}
 		b.WriteString(w.shape(p))
 	}
-	return b.String()
+	return uncr(b.String(), w.lvl.cr)
 }
 
 // decl handles export/declare/local/readonly/typeset.
@@ -603,19 +623,56 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 		w.err = fmt.Errorf("%w: payloads nested deeper than %d", errCap, w.opts.MaxDepth)
 		return
 	}
-	norm := normalize(code)
-	f, err := parse(norm)
+	what := strings.Join(via[len(via)-1:], "")
+	text, cr, why := parserText(code)
+	if why != "" {
+		if known {
+			w.err = fmt.Errorf("payload of %s: %s", what, why)
+		}
+		return
+	}
+	f, err := parse(text)
 	if err != nil {
 		if known {
-			w.err = fmt.Errorf("payload of %s does not parse: %s", strings.Join(via[len(via)-1:], ""), parseError(err))
+			w.err = fmt.Errorf("payload of %s does not parse: %s", what, parseError(err))
+		}
+		return
+	}
+	clean, cf, why := w.cleanReading(code, f)
+	if why != "" {
+		if known {
+			w.err = fmt.Errorf("payload of %s: %s", what, why)
 		}
 		return
 	}
 	saved := w.lvl
-	// Offsets map into the input only if normalising changed nothing.
-	w.lvl = &level{src: norm, base: off, exact: known && off >= 0 && saved.exact && norm == code, outer: sp}
+	w.lvl = &level{src: text, cr: cr, base: off, exact: known && off >= 0 && saved.exact, outer: sp}
 	w.stmts(f.Stmts, via, in)
+	if cf != nil {
+		w.lvl = &level{src: clean, outer: sp}
+		w.stmts(cf.Stmts, appendVia(via, asDisplayed), in)
+	}
 	w.lvl = saved
+}
+
+// asDisplayed marks candidates of the cleaned reading in Command.Via.
+const asDisplayed = "as displayed"
+
+// cleanReading parses the reading of raw that a person sees, when it
+// differs from raw. It returns that tree when it has the same structure
+// as f (the raw parse), and a reason when it does not: the line then
+// means one thing to its reader and another to bash.
+func (w *walker) cleanReading(raw string, f *syntax.File) (string, *syntax.File, string) {
+	clean := cleaned(raw)
+	if clean == raw {
+		return raw, nil, ""
+	}
+	cf, err := parse(clean)
+	if err != nil || !sameStructure(f, cf) {
+		return "", nil, "the command reads differently from how bash runs it: " + divergence(raw) +
+			" changes its structure as displayed (bash treats it as an ordinary character of a word)"
+	}
+	return clean, cf, ""
 }
 
 // cmdRange is a range [lo, hi) of Analysis.Commands.

@@ -22,7 +22,7 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 	}
 	if len(word.Parts) == 1 {
 		if lit, ok := word.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(lit.Value, `\\*?[{`) {
-			return append(dst, Arg{Value: lit.Value, Static: true, Span: w.span(lit.Pos(), lit.End()), off: int32(w.verbatimOffset(lit))})
+			return append(dst, Arg{Value: uncr(lit.Value, w.lvl.cr), Static: true, Span: w.span(lit.Pos(), lit.End()), off: int32(w.verbatimOffset(lit))})
 		}
 	}
 	span := w.span(word.Pos(), word.End())
@@ -111,6 +111,11 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 		}
 	}
 	out = flushArg(out, b, &cur)
+	if w.lvl.cr != 0 {
+		for i := first; i < len(out); i++ {
+			out[i].Value = uncr(out[i].Value, w.lvl.cr)
+		}
+	}
 	if len(out) == first+1 && len(word.Parts) == 1 && w.lvl.exact {
 		out[first].off = int32(w.verbatimOffset(word.Parts[0]))
 	}
