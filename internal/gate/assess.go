@@ -218,7 +218,7 @@ func (p *Policy) assessWrite(act action.Action, t *table) *assessment {
 		as.classes = []string{class}
 	}
 	switch class {
-	case "warden.self_write", "disk.write_device":
+	case "warden.self_access", "disk.write_device":
 		t.add(2, "hardline floor", Decided, describe(as.classes))
 		as.floor, as.detail = RuleHardline, describe(as.classes)
 		return as

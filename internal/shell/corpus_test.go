@@ -22,6 +22,17 @@ type corpusCase struct {
 	Verdict Verdict  `json:"verdict"`
 	Classes []string `json:"classes"`
 	Note    string   `json:"note,omitempty"`
+	// Cwd, Home, Env and Profile are the analysis options of the case
+	// (the owner's terminal state, analysis.profile).
+	Cwd     string            `json:"cwd,omitempty"`
+	Home    string            `json:"home,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Profile string            `json:"profile,omitempty"`
+}
+
+// options are the analysis options of a case.
+func (c corpusCase) options() Options {
+	return Options{Cwd: c.Cwd, Home: c.Home, Env: c.Env, Profile: c.Profile}
 }
 
 func loadCorpus(t testing.TB) map[string][]corpusCase {
@@ -76,7 +87,7 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("%s: %q names unknown class %q", file, c.Cmd, k)
 				}
 			}
-			a := Analyze(c.Cmd)
+			a := c.options().Analyze(c.Cmd)
 			got := a.Classes()
 			slices.Sort(got)
 			want := slices.Clone(c.Classes)

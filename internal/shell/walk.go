@@ -40,6 +40,9 @@ type level struct {
 	// cr is the byte standing for a carriage return in src, or 0 (see
 	// parserText); values are mapped back to "\r".
 	cr byte
+	// consts are the variables this text sets once, to a static value,
+	// before using them (see constants).
+	consts map[string]constVal
 }
 
 // stdinKind says where a command's standard input comes from.
@@ -48,8 +51,9 @@ type stdinKind int
 const (
 	stdinNone stdinKind = iota
 	stdinPipe
-	stdinText // here-doc or here-string
-	stdinFile
+	stdinText  // here-doc or here-string
+	stdinFile  // < FILE
+	stdinSubst // < <(…)
 )
 
 type stdin struct {
@@ -57,6 +61,8 @@ type stdin struct {
 	text   string // for stdinText
 	static bool
 	span   Span
+	file   Arg   // for stdinFile
+	subst  int32 // for stdinSubst: 1 + index in substLists
 }
 
 // meta is what the walker keeps about a candidate beyond the public
@@ -65,6 +71,7 @@ type meta struct {
 	consumer string // "shell" or "interp" when it runs code read from a pipe
 	output   string // static text it writes to stdout (echo, printf)
 	hasOut   bool
+	sends    bool // sends its stdin to another host
 }
 
 type walker struct {
@@ -89,7 +96,7 @@ type walker struct {
 	commands []Command
 	findings []Finding
 	meta     []meta
-	funcs    map[string]*syntax.FuncDecl
+	funcs    map[string]*funcDef
 	active   map[string]bool // functions being expanded
 	// expanded are function bodies already walked, per stdin kind.
 	expanded map[expansion]bool
@@ -102,6 +109,17 @@ type walker struct {
 	free []*cmd
 	// val is resolve's buffer for building arg values.
 	val argText
+	// dir is the working directory as cd and pushd leave it; dirStack is
+	// pushd's stack.
+	dir      dirState
+	dirStack []dirState
+	// written are the files the line wrote, by resolved path, with what
+	// was written when known (write then run).
+	written map[string]writtenText
+	// probes counts the extra readings tried (see maxProbes).
+	probes int
+	// wardenCache is wardenPaths' answer.
+	wardenCache []string
 }
 
 // walkers recycles walkers across analyses: a 64 KiB input needs a few
@@ -150,6 +168,9 @@ func (o Options) Analyze(src string) (a *Analysis) {
 func (w *walker) start(o Options, a *Analysis) {
 	w.opts, w.a = o, a
 	w.lvl = &level{exact: true}
+	if strings.HasPrefix(o.Cwd, "/") {
+		w.dir = dirState{path: o.Cwd, known: true}
+	}
 	if n := min(len(a.Input)/24+4, o.MaxCommands); n > 8 {
 		w.listed = true
 		if cap(w.commands) < n {
@@ -177,6 +198,7 @@ func (w *walker) run() {
 		malformed(a, parseError(err))
 		return
 	}
+	w.lvl.consts = w.constants(f)
 	clean, cf, why := w.cleanReading(a.Input, f)
 	if why != "" {
 		malformed(a, why)
@@ -187,6 +209,8 @@ func (w *walker) run() {
 		// The reading a person sees, walked too: a name disguised with
 		// format characters or fullwidth letters is still recognised.
 		w.lvl = &level{src: clean, outer: Span{0, len(a.Input)}}
+		w.lvl.consts = w.constants(cf)
+		w.dir = dirState{path: w.opts.Cwd, known: strings.HasPrefix(w.opts.Cwd, "/")}
 		w.stmts(cf.Stmts, []string{asDisplayed}, stdin{})
 	}
 	if w.err != nil {
@@ -196,7 +220,7 @@ func (w *walker) run() {
 	w.structural()
 	a.Verdict = Safe
 	for _, f := range a.Findings {
-		if f.Tier == TierHardline {
+		if f.Tier == TierHardline || f.Tier == TierFloor {
 			a.Verdict = Hardline
 			break
 		}
@@ -235,7 +259,9 @@ func (w *walker) finish() {
 	if cap(fs) > maxKept {
 		fs = nil
 	}
+	clear(w.written)
 	*w = walker{
+		written:    w.written,
 		commands:   cs[:0],
 		findings:   fs[:0],
 		meta:       w.meta[:0],
@@ -280,7 +306,10 @@ func (w *walker) text(p, e syntax.Pos) string {
 	return uncr(w.lvl.src[s:en], w.lvl.cr)
 }
 
-func (w *walker) find(cmd int, class string, sp Span) {
+func (w *walker) find(cmd int, class string, sp Span) { w.findDetail(cmd, class, sp, "") }
+
+// findDetail records a finding with what decided it.
+func (w *walker) findDetail(cmd int, class string, sp Span, detail string) {
 	// Duplicates come from one rule firing twice on one command, so they
 	// sit at the end: a short backward scan finds them without a map.
 	fs := w.a.Findings
@@ -289,8 +318,11 @@ func (w *walker) find(cmd int, class string, sp Span) {
 			return
 		}
 	}
-	c := catalog[class]
-	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: c.Tier, Description: c.Description, Command: cmd, Span: sp})
+	c, ok := catalog[class]
+	if !ok {
+		panic("shell: finding of unknown class " + class)
+	}
+	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: c.Tier, Description: c.Description, Command: cmd, Span: sp, Opaque: c.Opaque, Detail: detail})
 }
 
 func (w *walker) stmts(list []*syntax.Stmt, via []string, in stdin) {
@@ -323,11 +355,20 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 		}
 	case *syntax.FuncDecl:
 		if w.funcs == nil {
-			w.funcs = map[string]*syntax.FuncDecl{}
+			w.funcs = map[string]*funcDef{}
 		}
-		w.funcs[uncr(c.Name.Value, w.lvl.cr)] = c
+		w.funcs[uncr(c.Name.Value, w.lvl.cr)] = &funcDef{decl: c, lvl: w.lvl}
+	case *syntax.Block:
+		// A group's (or subshell's) stdin is its commands' stdin: a
+		// shell inside `… | { sh; }` reads the pipe.
+		w.stmts(c.Stmts, via, in)
+	case *syntax.Subshell:
+		w.stmts(c.Stmts, via, in)
 	case nil:
 	default:
+		if loopBomb(c) {
+			w.find(-1, clsForkBomb, w.span(c.Pos(), c.End()))
+		}
 		w.compound(c, via)
 	}
 	w.redirectFindings(-1, redirs)
@@ -404,8 +445,9 @@ func appendVia(via []string, how string) []string {
 func (w *walker) redirects(rs []*syntax.Redirect, via []string, in stdin) (stdin, []Redirect) {
 	var out []Redirect
 	for _, r := range rs {
+		var lo, hi int
 		if r.Word != nil {
-			w.substs(r.Word, via)
+			lo, hi = w.substs(r.Word, via)
 		}
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
@@ -427,12 +469,29 @@ func (w *walker) redirects(rs []*syntax.Redirect, via []string, in stdin) (stdin
 		if len(args) == 0 {
 			continue
 		}
-		if r.Op == syntax.RdrIn {
-			in = stdin{kind: stdinFile}
+		t := args[0]
+		if hi > lo {
+			w.substLists = append(w.substLists, cmdRange{int32(lo), int32(hi)})
+			t.subst = int32(len(w.substLists))
 		}
-		out = append(out, Redirect{Op: r.Op.String(), Target: args[0]})
+		if r.Op == syntax.RdrIn {
+			if _, isProc := firstPart(r.Word).(*syntax.ProcSubst); isProc {
+				in = stdin{kind: stdinSubst, subst: t.subst, span: t.Span}
+			} else {
+				in = stdin{kind: stdinFile, file: t, span: t.Span}
+			}
+		}
+		out = append(out, Redirect{Op: r.Op.String(), Target: t})
 	}
 	return in, out
+}
+
+// firstPart is a word's only part, or nil.
+func firstPart(word *syntax.Word) syntax.WordPart {
+	if word == nil || len(word.Parts) != 1 {
+		return nil
+	}
+	return word.Parts[0]
 }
 
 // hdocText returns a here-document body with escapes of an unquoted
@@ -466,6 +525,9 @@ func (w *walker) decl(d *syntax.DeclClause, via []string) {
 		if as.Value != nil {
 			if args := w.word(as.Value); len(args) > 0 {
 				val = args[0].Value
+				if args[0].Static {
+					w.arithSubscripts(val, via)
+				}
 			}
 		}
 		w.assignFindings(idx, as.Name.Value, val, w.span(as.Pos(), as.End()), via)
@@ -481,6 +543,9 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 			w.substs(as.Value, via)
 			if args := w.word(as.Value); len(args) > 0 {
 				val = args[0].Value
+				if args[0].Static {
+					w.arithSubscripts(val, via)
+				}
 			}
 		}
 		if as.Array != nil {
@@ -517,6 +582,65 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 	if idx >= 0 {
 		w.a.Commands[idx].Redirs = redirs
 		w.redirectFindings(idx, redirs)
+		w.sentSubsts(idx)
+	}
+}
+
+// sentSubsts: a sender given a secret inside a substituted argument
+// (curl -d "$(cat ~/.ssh/id_rsa)") exfiltrates it.
+func (w *walker) sentSubsts(idx int) {
+	c := &w.a.Commands[idx]
+	if !senders[c.key()] {
+		return
+	}
+	for _, a := range c.Argv[1:] {
+		if a.subst > 0 {
+			r := w.substLists[a.subst-1]
+			w.exfil(int(r.lo), int(r.hi), idx)
+		}
+	}
+}
+
+// redirectFindings judges a command's redirections: targets written (or
+// read) through the protected-path table, /dev/tcp sockets, and what a
+// command writes to a file it may run later.
+func (w *walker) redirectFindings(idx int, redirs []Redirect) {
+	for _, r := range redirs {
+		t := r.Target
+		if strings.HasPrefix(t.Value, "/dev/tcp/") || strings.HasPrefix(t.Value, "/dev/udp/") {
+			w.find(idx, clsReverseShell, t.Span)
+			if hasMetadataHost(t.Value) {
+				w.find(idx, clsMetadata, t.Span)
+			}
+			continue
+		}
+		var acc access
+		switch r.Op {
+		case ">", ">>", ">|", "&>", "&>>":
+			acc = accWrite
+		case "<>":
+			acc = accWrite | accRead
+		case "<":
+			acc = accRead
+		case ">&", "<&":
+			if strings.Trim(t.Value, "0123456789-") == "" {
+				continue
+			}
+			acc = accWrite
+		default:
+			continue
+		}
+		cls, d := w.argClass(t, acc)
+		if acc&accWrite == 0 && cls != clsWardenSelf && cls != clsSecretRead {
+			cls = ""
+		}
+		if cls != "" {
+			w.findDetail(idx, cls, t.Span, d)
+		}
+		if acc&accWrite != 0 && idx >= 0 {
+			m := w.meta[idx]
+			w.wrote(t, m.output, m.hasOut)
+		}
 	}
 }
 
@@ -539,12 +663,16 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, via []string, in stdin) {
 	starts = append(starts, len(w.a.Commands))
 	for i := 1; i < len(stages); i++ {
 		for c := starts[i]; c < starts[i+1]; c++ {
+			if senders[w.a.Commands[c].key()] || w.meta[c].sends {
+				w.exfil(starts[0], starts[i], c)
+			}
 			if w.meta[c].consumer == "" {
 				continue
 			}
 			w.judgeFeed(c, starts[:i+1], via)
 		}
 	}
+	w.xargsBomb(stages, starts)
 }
 
 // flattenPipe appends the stages of a | b | c to dst, left to right.
@@ -647,9 +775,11 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 	}
 	saved := w.lvl
 	w.lvl = &level{src: text, cr: cr, base: off, exact: known && off >= 0 && saved.exact, outer: sp}
+	w.lvl.consts = w.constants(f)
 	w.stmts(f.Stmts, via, in)
 	if cf != nil {
 		w.lvl = &level{src: clean, outer: sp}
+		w.lvl.consts = w.constants(cf)
 		w.stmts(cf.Stmts, appendVia(via, asDisplayed), in)
 	}
 	w.lvl = saved
@@ -680,7 +810,7 @@ type cmdRange struct{ lo, hi int32 }
 
 // expansion is one walk of a function body.
 type expansion struct {
-	fd *syntax.FuncDecl
+	fd *funcDef
 	in stdinKind
 }
 

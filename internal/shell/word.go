@@ -87,9 +87,20 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 			}
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
-				if lit, ok := q.(*syntax.Lit); ok {
-					b.add(unescapeDouble(lit.Value))
+				switch q := q.(type) {
+				case *syntax.Lit:
+					b.add(unescapeDouble(q.Value))
 					continue
+				case *syntax.ParamExp:
+					if v, ok := w.constant(q); ok {
+						b.add(v)
+						continue
+					}
+				case *syntax.CmdSubst:
+					if v, ok := w.foldSubst(q); ok {
+						b.add(v)
+						continue
+					}
 				}
 				cur.Static = false
 				b.add(w.shape(q))
@@ -103,9 +114,20 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 				out = flushArg(out, b, &cur)
 				continue
 			}
+			if v, ok := w.constant(p); ok {
+				out = splitInto(out, b, &cur, v)
+				continue
+			}
 			cur.Static = false
 			b.add(w.shape(p))
-		default: // CmdSubst, ArithmExp, ProcSubst, ExtGlob
+		case *syntax.CmdSubst:
+			if v, ok := w.foldSubst(p); ok {
+				out = splitInto(out, b, &cur, v)
+				continue
+			}
+			cur.Static = false
+			b.add(w.shape(part))
+		default: // ArithmExp, ProcSubst, ExtGlob
 			cur.Static = false
 			b.add(w.shape(part))
 		}
@@ -123,6 +145,31 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 		// A word of only $IFS expands to nothing; keep an empty arg so
 		// argv positions stay honest.
 		out = append(out, Arg{Static: true, Span: cur.Span})
+	}
+	return out
+}
+
+// splitInto appends the value of an unquoted expansion known statically:
+// split into fields on blanks, as bash splits with the default IFS, each
+// field a pattern if it holds pattern characters.
+func splitInto(out []Arg, b *argText, cur *Arg, v string) []Arg {
+	if v == "" {
+		return out
+	}
+	if strings.IndexByte(" \t\n", v[0]) >= 0 {
+		out = flushArg(out, b, cur)
+	}
+	for i, f := range strings.Fields(v) {
+		if i > 0 {
+			out = flushArg(out, b, cur)
+		}
+		if strings.ContainsAny(f, "*?[") {
+			cur.Glob = true
+		}
+		b.add(f)
+	}
+	if strings.IndexByte(" \t\n", v[len(v)-1]) >= 0 {
+		out = flushArg(out, b, cur)
 	}
 	return out
 }
