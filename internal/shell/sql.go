@@ -99,4 +99,3 @@ func (c *cmd) sqlFlags(short, long string) {
 		}
 	}
 }
-
