@@ -33,7 +33,15 @@ for the answer, up to approvals.timeout, and silence is a deny. With no
 host running, warden decides locally from the same config and store
 (hardline, deny rules, grants) and records the decision in the audit log:
 safe calls are allowed, blocked ones denied, and what needs a human is
-answered "ask", so the agent asks its own user.`
+answered "ask", so the agent asks its own user.
+
+warden hook reads no environment variable to find its state and config
+(the agent whose calls it judges sets its environment): it uses
+~/.local/state/warden and ~/.config/warden/config.yaml, with ~ the home
+directory of your user in the password database, or --state and
+--config given on its command line. When warden serve runs with another
+state directory, give the same --state (and --config) in the hook's
+command.`
 
 const hookClaudeLong = `Answer Claude Code's PreToolUse hook. In .claude/settings.json (or
 ~/.claude/settings.json):
@@ -101,8 +109,8 @@ func newHookProtocolCmd(name, short, long string, p hook.Protocol) *cobra.Comman
 			return runHook(cmd.Context(), opts, p, os.Environ(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().StringVar(&opts.config, "config", "", "config file for local decisions when no host runs (default $XDG_CONFIG_HOME/warden/config.yaml)")
+	cmd.Flags().StringVar(&opts.state, "state", "", "state directory of the host (default ~/.local/state/warden, ~ from the password database: the hook reads no environment variable)")
+	cmd.Flags().StringVar(&opts.config, "config", "", "config file for local decisions when no host runs (default ~/.config/warden/config.yaml, ~ from the password database)")
 	return cmd
 }
 
@@ -134,21 +142,15 @@ func runHook(ctx context.Context, opts hookOptions, p hook.Protocol, environ []s
 // hookDecider resolves the paths and returns the decider; a path that
 // cannot be resolved gives a decider that fails (deny).
 func hookDecider(opts hookOptions, environ []string, stderr io.Writer) (hook.Decider, func()) {
-	state, err := resolveStateDir(opts.state)
+	state, cfgPath, paths, err := hookLocations(opts, passwdHome)
 	if err != nil {
 		return failingDecider{err}, func() {}
-	}
-	cfgPath := opts.config
-	if cfgPath == "" {
-		if cfgPath, err = defaultConfigPath(); err != nil {
-			return failingDecider{err}, func() {}
-		}
 	}
 	c := localapi.NewClient(filepath.Join(state, localapi.SocketName))
 	return host.ExternalDecider{
 		Client: c,
 		Local: host.LocalConfig{
-			StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: environ,
+			StateDir: state, ConfigPath: cfgPath, Paths: paths, Environ: environ,
 			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		},
 		Pending: func(e localapi.Event) {

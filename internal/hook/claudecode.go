@@ -155,15 +155,17 @@ func mcpTool(name string) (server, tool string, ok bool) {
 }
 
 // absPath makes a tool's path absolute against cwd; a relative path
-// without a cwd cannot be placed, so it is refused.
+// without a cwd cannot be placed, so it is refused. It is not cleaned:
+// "link/../x" is where the kernel goes through link, which only the
+// gate's resolution (following symlinks) knows.
 func absPath(path, cwd string) (string, error) {
 	if filepath.IsAbs(path) {
-		return filepath.Clean(path), nil
+		return path, nil
 	}
 	if cwd == "" {
 		return "", fmt.Errorf("path %q is relative and there is no cwd", path)
 	}
-	return filepath.Join(cwd, path), nil
+	return strings.TrimSuffix(cwd, "/") + "/" + path, nil
 }
 
 // validate checks the mapped action; an invalid one is malformed input.

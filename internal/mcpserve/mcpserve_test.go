@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -222,6 +223,19 @@ func TestToolsWithoutAsking(t *testing.T) {
 			res, text := call(t, cs, tt.tool, tt.args)
 			if res.IsError != tt.wantError || !strings.Contains(text, tt.want) {
 				t.Errorf("error %v, %q; want error %v with %q", res.IsError, text, tt.wantError, tt.want)
+			}
+			// An action that did not run says so: ran false and no
+			// exit status a client could read as success.
+			sc, err := json.Marshal(res.StructuredContent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := !strings.Contains(text, "did not run") && !strings.Contains(text, "blocked") && !strings.Contains(text, "not absolute")
+			switch {
+			case ran && !strings.Contains(string(sc), `"ran":true`) || ran && !strings.Contains(string(sc), `"exit_code":`):
+				t.Errorf("a call that ran: structured %s", sc)
+			case !ran && (strings.Contains(string(sc), `"exit_code"`) || strings.Contains(string(sc), `"ran":true`)):
+				t.Errorf("a call that did not run: structured %s", sc)
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package shell
 import (
 	"path"
 	"strings"
+
+	"github.com/wardenhq/warden/internal/protect"
 )
 
 // What a command does to the paths it names. Every writer hands its
@@ -22,46 +24,62 @@ func (c *cmd) touch(paths []Arg, acc access) {
 		if acc&accWrite != 0 {
 			c.w.wrote(a, "", false) // what, this writer does not say
 		}
-		cls, d := c.w.argClass(a, acc)
+		cls, tier, d := c.w.argClass(a, acc)
 		if cls == "" {
 			continue
 		}
 		if acc&accWrite != 0 {
 			// argPaths took every operand for a read; this one is written.
-			c.w.dropFinding(c.idx, clsSecretRead, a.Span)
+			c.w.dropReads(c.idx, a.Span)
 		}
-		c.findDetail(cls, a.Span, d)
+		c.w.findTier(c.idx, cls, tier, a.Span, d)
 	}
 }
 
-// dropFinding removes a finding of class about command idx at span.
-func (w *walker) dropFinding(idx int, class string, sp Span) {
+// dropReads removes the secret-read findings of command idx at span.
+func (w *walker) dropReads(idx int, sp Span) {
 	fs := w.a.Findings
 	for i := len(fs) - 1; i >= 0 && i >= len(fs)-16; i-- {
-		if fs[i].Class == class && fs[i].Command == idx && fs[i].Span == sp {
+		if isSecretRead(fs[i].Class) && fs[i].Command == idx && fs[i].Span == sp {
 			w.a.Findings = append(fs[:i], fs[i+1:]...)
 			return
 		}
 	}
 }
 
+// isSecretRead reports a class of reading a secret (a protected file, or
+// a command that prints one).
+func isSecretRead(cls string) bool {
+	return cls == clsSecretRead || strings.HasPrefix(cls, "read.")
+}
+
 // argClass is the class of accessing the path an argument names.
-func (w *walker) argClass(a Arg, acc access) (string, string) {
-	p, ok := w.resolvePath(a)
+func (w *walker) argClass(a Arg, acc access) (string, Tier, string) {
+	p, ok := w.argPath(a)
 	if !ok {
-		return "", ""
+		return "", "", ""
 	}
 	if a.Glob && strings.ContainsAny(p, "*?[") {
 		return w.patternClass(p, acc)
 	}
-	cls, d := w.pathClass(p, acc)
-	if cls == "" {
-		return "", ""
+	return w.pathClass(p, acc)
+}
+
+// argPath is the path an argument names, with $HOME and the owner's
+// variables expanded (~ and relative paths are left to resolution), or
+// false when a dynamic part cannot be known.
+func (w *walker) argPath(a Arg) (string, bool) {
+	p := a.Value
+	if p == "" {
+		return "", false
 	}
-	if d == "" || d[0] != '/' && d[0] != '~' {
-		d = p
+	if !a.Static {
+		var ok bool
+		if p, ok = w.expandVars(p); !ok {
+			return "", false
+		}
 	}
-	return cls, d
+	return p, true
 }
 
 // tree judges paths that a recursive command (cp -r, tar, grep -r, rsync,
@@ -69,45 +87,14 @@ func (w *walker) argClass(a Arg, acc access) (string, string) {
 // warden's own directories, or of a credential directory, reaches them.
 func (c *cmd) tree(paths []Arg, acc access) {
 	for _, a := range paths {
-		p, ok := c.w.resolvePath(a)
+		p, ok := c.w.argPath(a)
 		if !ok {
 			continue
 		}
-		if cls, d := c.w.ancestorClass(p, acc); cls != "" {
-			c.findDetail(cls, a.Span, d)
+		if cls, tier, d := c.w.treeClass(p, acc); cls != "" {
+			c.w.findTier(c.idx, cls, tier, a.Span, d)
 		}
 	}
-}
-
-// treeTargets are directories whose parents reach secrets.
-var treeTargets = []string{"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker", "~/.password-store"}
-
-// ancestorClass is the class of a recursive access of p when p is a
-// parent of a protected directory.
-func (w *walker) ancestorClass(p string, acc access) (string, string) {
-	p = strings.TrimSuffix(p, "/*")
-	under := func(target string) bool {
-		return p == "/" || p != target && strings.HasPrefix(target, p+"/")
-	}
-	for _, wp := range w.wardenPaths() {
-		if under(wp) {
-			return clsWardenSelf, wp
-		}
-	}
-	home := w.home()
-	for _, t := range treeTargets {
-		full := t
-		if home != "" {
-			full = home + t[1:]
-		}
-		if under(full) || under(t) {
-			if acc&accWrite != 0 {
-				return "", ""
-			}
-			return clsSecretRead, t
-		}
-	}
-	return "", ""
 }
 
 // argPaths checks every argument that names a path (or holds one after
@@ -115,36 +102,31 @@ func (w *walker) ancestorClass(p string, acc access) (string, string) {
 // command does with them; a secret is read unless the command only looks
 // at names and metadata; another process's memory is proc.mem.
 func (c *cmd) argPaths() {
-	meta := metadataOnly[c.name]
+	if p, ok := programs[c.name]; ok && (p.family == "launchers" || p.family == "code") {
+		return // what they run is judged on its own
+	}
+	if c.name == "shopt" && hasWord(c.args, "globstar") && hasWord(c.args, "-s") {
+		c.w.globstar = true
+	}
+	meta := metadataOnly[c.name] || c.name == "openssl" && len(c.args) > 1 && (c.args[1].Value == "x509" || c.args[1].Value == "verify" || c.args[1].Value == "crl")
 	for _, a := range c.args[1:] {
-		if !maybePath(a.Value) {
+		if !maybePath(a.Value) || strings.ContainsAny(a.Value, " \t\n") {
 			continue
+		}
+		if !strings.HasPrefix(a.Value, "-") && strings.Contains(a.Value, "=") && a.Static {
+			continue // KEY=VALUE: not a path (dd if=, make X= have their own rules)
 		}
 		if _, after, ok := strings.Cut(a.Value, "="); ok && strings.HasPrefix(a.Value, "-") && a.Static {
 			a = sub(a, len(a.Value)-len(after))
 		} else if strings.HasPrefix(a.Value, "-") && a.Static {
 			continue
 		}
-		p, ok := c.w.resolvePath(a)
-		if !ok {
-			continue
-		}
-		if procMem.MatchString(p) {
-			c.find(clsProcMem, a.Span)
-			continue
-		}
-		acc := accRead
-		cls, d := "", ""
-		if a.Glob && strings.ContainsAny(p, "*?[") {
-			cls, d = c.w.patternClass(p, acc)
-		} else {
-			cls, d = c.w.pathClass(p, acc)
-		}
+		cls, tier, d := c.w.argClass(a, accRead)
 		switch {
-		case cls == clsWardenSelf:
-			c.findDetail(cls, a.Span, d)
-		case cls == clsSecretRead && !meta:
-			c.findDetail(cls, a.Span, p)
+		case cls == clsWardenSelf || cls == clsProcMem:
+			c.w.findTier(c.idx, cls, tier, a.Span, d)
+		case isSecretRead(cls) && !meta:
+			c.w.findTier(c.idx, cls, tier, a.Span, d)
 		}
 	}
 }
@@ -157,18 +139,39 @@ func maybePath(v string) bool {
 	if strings.ContainsAny(v, "/~") || v[0] == '.' || v[0] == '$' {
 		return true
 	}
-	return protectedBases[v] || strings.HasPrefix(v, "id_") || strings.HasPrefix(v, ".env")
-}
-
-// protectedBases are the file names the table protects anywhere.
-var protectedBases = func() map[string]bool {
-	m := map[string]bool{}
-	for _, e := range protectedTable {
-		if e.kind == "base" && !strings.ContainsAny(e.pattern, "*?[") {
-			m[e.pattern] = true
+	if protectedBases[v] || strings.HasPrefix(v, "id_") || strings.HasPrefix(v, ".env") {
+		return true
+	}
+	if i := strings.LastIndexByte(v, '.'); i > 0 && protectedExts[strings.ToLower(v[i:])] {
+		return true
+	}
+	for _, p := range protectedPrefixes {
+		if strings.HasPrefix(v, p) {
+			return true
 		}
 	}
-	return m
+	return false
+}
+
+// protectedBases, protectedExts and protectedPrefixes are the shapes of
+// file names the table protects in any directory: exact names (.netrc),
+// extensions (*.pem) and prefixes (service-account*.json).
+var protectedBases, protectedExts, protectedPrefixes = func() (map[string]bool, map[string]bool, []string) {
+	names, exts := map[string]bool{}, map[string]bool{}
+	var prefixes []string
+	for _, e := range protect.New(protect.Paths{}).Entries() {
+		p := e.Pattern
+		switch {
+		case strings.Contains(p, "/"):
+		case !strings.ContainsAny(p, "*?["):
+			names[p] = true
+		case strings.HasPrefix(p, "*.") && !strings.ContainsAny(p[2:], "*?["):
+			exts[strings.ToLower(p[1:])] = true
+		case strings.IndexAny(p, "*?[") > 0:
+			prefixes = append(prefixes, p[:strings.IndexAny(p, "*?[")])
+		}
+	}
+	return names, exts, prefixes
 }()
 
 // metadataOnly are programs that look at names and metadata, not
@@ -224,8 +227,8 @@ func ruleCd(c *cmd) {
 	}
 	w.dir = dirState{path: path.Clean(p), known: true}
 	// Entering warden's own directory is how a relative path reaches it.
-	if cls, d := w.pathClass(p, accRead); cls == clsWardenSelf {
-		c.findDetail(cls, a.Span, d)
+	if cls, tier, d := w.pathClass(p, accRead); cls == clsWardenSelf {
+		w.findTier(c.idx, cls, tier, a.Span, d)
 	}
 }
 

@@ -1,6 +1,10 @@
 package shell
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/wardenhq/warden/internal/protect"
+)
 
 // Options bound the analysis. The zero value means the defaults.
 type Options struct {
@@ -31,6 +35,13 @@ type Options struct {
 	Env map[string]string
 	// Homes resolves ~user (nil: ~user stays symbolic).
 	Homes func(user string) (string, bool)
+	// Protect is the protected-path table (nil: the built-in one, with
+	// ProtectedPaths as warden's own).
+	Protect *protect.Table
+	// FS lets path resolution follow symlinks of existing components
+	// (nil: lexical only). It is the only way the analysis touches a
+	// file system.
+	FS protect.FS
 	// Profile is the analysis profile: "" (the default) judges the
 	// catalogue; ProfileStrict also makes any program that is not on the
 	// known-safe list dangerous.

@@ -1,6 +1,11 @@
 package shell
 
-import "sort"
+import (
+	"sort"
+	"strings"
+
+	"github.com/wardenhq/warden/internal/protect"
+)
 
 // Class describes one entry of the catalogue.
 type Class struct {
@@ -45,27 +50,15 @@ var (
 	clsPermSystem    = def("perms", "perm.system_recursive", TierHardline, "recursive permission or owner change of the root or a system directory")
 	clsDiskFormat    = def("disk", "disk.format", TierHardline, "format a filesystem or disk")
 	clsDiskWipe      = def("disk", "disk.wipe", TierHardline, "wipe a raw block device")
-	clsDiskWrite     = def("disk", "disk.write_device", TierHardline, "write to a raw block device")
 	clsDiskPartition = def("disk", "disk.partition", TierHardline, "rewrite or erase a disk's partition table")
 	clsDiskVolume    = def("disk", "disk.destroy_volume", TierHardline, "destroy a storage pool, logical volume or encrypted volume")
 	clsForkBomb      = def("process", "proc.fork_bomb", TierHardline, "fork bomb")
 	clsKillAll       = def("process", "proc.kill_all", TierHardline, "kill every process")
 	clsShutdown      = def("system", "sys.shutdown", TierHardline, "shut down or reboot the machine")
 	clsWardenAdmin   = def("warden", "warden.admin", TierHardline, "runs warden's own policy or approval commands")
-	clsWardenSelf    = def("warden", "warden.self_access", TierHardline, "reads or writes warden's config, state, database, token or socket")
 	clsExfilSecret   = def("network", "net.exfil_secret", TierHardline, "upload of a credential file (private key, cloud or registry credentials, token)")
 )
 
-// Floor classes: protected paths no writer may touch, in any mode.
-var (
-	clsWriteRC          = def("writes", "write.shell_rc", TierFloor, "write to a shell startup file")
-	clsWriteSSH         = def("writes", "write.ssh", TierFloor, "write into ~/.ssh")
-	clsWriteCreds       = def("writes", "write.credentials", TierFloor, "write to a credential file")
-	clsWriteEnv         = def("writes", "write.env_file", TierFloor, "write to a project .env file")
-	clsWriteAgentConfig = def("writes", "write.agent_config", TierFloor, "write to an agent's configuration (it can remove warden's hook)")
-	clsWriteGitHooks    = def("writes", "write.git_hooks", TierFloor, "write to a repository's .git/config or hooks (code git runs)")
-	clsWritePersist     = def("writes", "write.autostart", TierFloor, "write to an autostart entry, a systemd user unit or a crontab")
-)
 
 // Dangerous classes: need approval.
 var (
@@ -80,8 +73,7 @@ var (
 	clsSQLDrop          = def("sql", "sql.drop", TierDangerous, "SQL DROP")
 	clsSQLTruncate      = def("sql", "sql.truncate", TierDangerous, "SQL TRUNCATE")
 	clsSQLDeleteAll     = def("sql", "sql.delete_all", TierDangerous, "SQL DELETE without WHERE")
-	clsWriteSystem      = def("writes", "write.system_config", TierDangerous, "write into system configuration (/etc)")
-	clsSecretRead       = def("secrets", "secret.read", TierDangerous, "reads, copies or archives a secret (private key, credentials, .env, token, keychain)")
+	clsSecretRead       = def("secrets", "secret.read", TierDangerous, "prints a secret (a token, a keychain entry, stored credentials)")
 	clsService          = def("system", "service.stop", TierDangerous, "stop, restart, disable or mask a system service")
 	clsForceKill        = def("process", "proc.force_kill", TierDangerous, "force kill processes")
 	clsKillWarden       = def("process", "proc.kill_warden", TierDangerous, "kill warden itself")
@@ -118,7 +110,6 @@ var (
 	clsEnvLoader        = def("env", "env.loader", TierDangerous, "sets a loader or interpreter path variable (LD_PRELOAD, PYTHONPATH, NODE_OPTIONS, …)")
 	clsPrivShell        = def("privilege", "priv.sudo_shell", TierDangerous, "a root or another user's shell (sudo -s/-i, sudo sh, sudo su, doas sh, su)")
 	clsPersist          = def("persistence", "persist.schedule", TierDangerous, "installs something that runs later or at login (crontab, at, systemctl enable, autostart)")
-	clsPathShadow       = def("persistence", "persist.path_shadow", TierDangerous, "puts a program in ~/.local/bin or ~/bin under the name of a system command")
 	clsCrontabRemove    = def("persistence", "sched.crontab_remove", TierDangerous, "remove all cron jobs (crontab -r)")
 	clsWinDelete        = def("windows", "win.delete", TierDangerous, "Windows recursive or forced delete")
 	clsWinRemote        = opaque("windows", "win.remote_exec", TierDangerous, "Windows download and execute (iex (iwr …))")
@@ -127,6 +118,42 @@ var (
 	clsWinProcess       = def("windows", "win.process_kill", TierDangerous, "Windows forced process or service stop")
 	clsWinSystem        = def("windows", "win.system", TierDangerous, "Windows registry, boot or ACL change")
 )
+
+// The protected-path table's classes (internal/protect) are the
+// catalogue's too: a finding about a path carries the table's class and
+// tier.
+var (
+	clsWardenSelf = protect.ClassSelf
+	clsDiskWrite  = protect.ClassDiskWrite
+)
+
+func init() {
+	tiers := map[string]protect.Tier{}
+	for _, e := range protect.New(protect.Paths{Extra: []string{"/x"}}).Entries() {
+		if e.Tier > tiers[e.Class] {
+			tiers[e.Class] = e.Tier
+		}
+	}
+	for _, c := range protect.Classes() {
+		if _, ok := catalog[c.Key]; ok {
+			continue
+		}
+		fam := "protected paths"
+		switch {
+		case strings.HasPrefix(c.Key, "read."):
+			fam = "secrets"
+		case strings.HasPrefix(c.Key, "write."):
+			fam = "writes"
+		case strings.HasPrefix(c.Key, "persist."):
+			fam = "persistence"
+		case strings.HasPrefix(c.Key, "warden."):
+			fam = "warden"
+		case strings.HasPrefix(c.Key, "disk."):
+			fam = "disk"
+		}
+		def(fam, c.Key, tierOf(tiers[c.Key]), c.Description)
+	}
+}
 
 // Catalogue returns every class, sorted by key.
 func Catalogue() []Class {

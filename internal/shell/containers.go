@@ -161,7 +161,7 @@ func (c *cmd) hostMount(spec string) bool {
 			p = c.w.absPath(r)
 		}
 	}
-	if cls, _ := c.w.pathClass(p, accRead); cls == clsWardenSelf || cls == clsSecretRead {
+	if cls, _, _ := c.w.pathClass(p, accRead); cls == clsWardenSelf || isSecretRead(cls) {
 		return true
 	}
 	return p == "/" || strings.HasSuffix(p, "docker.sock") || strings.HasSuffix(p, "podman.sock") || p == "/etc" || p == "/root" ||

@@ -49,7 +49,7 @@ func ruleRm(c *cmd) {
 		if recursive {
 			c.tree([]Arg{op}, accWrite)
 		}
-		if !ok || !isTemp(r) {
+		if !ok || !isTemp(r) || !writtenAbs(op) {
 			allTemp = false
 		}
 		// A relative operand is judged by where it leads only when that
@@ -144,7 +144,7 @@ func ruleFind(c *cmd) {
 	hard := false
 	for _, s := range starts {
 		r, ok := c.w.resolvePath(s)
-		if !ok || !isTemp(r) {
+		if !ok || !isTemp(r) || !writtenAbs(s) {
 			allTemp = false
 		}
 		if ok {
@@ -169,4 +169,11 @@ func ruleFind(c *cmd) {
 	if !allTemp && !hard {
 		c.find(clsDeleteFind, c.span)
 	}
+}
+
+// writtenAbs reports an operand written as an absolute place (/tmp/x,
+// ~/x, $TMPDIR/x, a constant): a delete confined to a temporary directory
+// names it. A relative one is the project's own, wherever it sits.
+func writtenAbs(a Arg) bool {
+	return isAbs(a.Value) || strings.HasPrefix(a.Value, "$")
 }

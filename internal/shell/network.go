@@ -124,12 +124,12 @@ func (c *cmd) uploadFiles(files []Arg) {
 			c.findDetail(clsUpload, f.Span, "standard input")
 			continue
 		}
-		cls, d := c.w.argClass(f, accRead)
-		switch cls {
-		case clsSecretRead:
+		cls, tier, d := c.w.argClass(f, accRead)
+		switch {
+		case isSecretRead(cls):
 			c.findDetail(clsExfilSecret, f.Span, d)
-		case clsWardenSelf:
-			c.findDetail(clsWardenSelf, f.Span, d)
+		case cls == clsWardenSelf:
+			c.w.findTier(c.idx, clsWardenSelf, tier, f.Span, d)
 			c.findDetail(clsExfilSecret, f.Span, d)
 		default:
 			detail := f.Value
@@ -144,8 +144,8 @@ func (c *cmd) uploadFiles(files []Arg) {
 
 // exfilTree: uploading a directory that holds credentials sends them.
 func (w *walker) exfilTree(c *cmd, f Arg) {
-	if r, ok := w.resolvePath(f); ok {
-		if cls, d := w.ancestorClass(r, accRead); cls == clsSecretRead || cls == clsWardenSelf {
+	if p, ok := w.argPath(f); ok {
+		if cls, _, d := w.treeClass(p, accRead); isSecretRead(cls) || cls == clsWardenSelf {
 			c.findDetail(clsExfilSecret, f.Span, d)
 		}
 	}
@@ -353,8 +353,8 @@ func (c *cmd) transfer(ops []Arg, recursive bool) {
 		}
 		into := dst
 		into.Value = strings.TrimSuffix(dst.Value, "/") + "/" + base
-		if cls, d := c.w.argClass(into, accWrite); cls != "" {
-			c.findDetail(cls, dst.Span, d)
+		if cls, tier, d := c.w.argClass(into, accWrite); cls != "" {
+			c.w.findTier(c.idx, cls, tier, dst.Span, d)
 		}
 	}
 	if recursive {

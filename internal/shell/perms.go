@@ -51,7 +51,6 @@ func ruleChmod(c *cmd) {
 	}
 	if p.has("R") {
 		c.systemRecursive(targets)
-		c.tree(targets, accWrite)
 	}
 }
 

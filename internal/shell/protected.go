@@ -3,373 +3,167 @@ package shell
 import (
 	"path"
 	"strings"
+	"sync"
+
+	"github.com/wardenhq/warden/internal/protect"
 )
 
-// The protected paths: one table that every way of touching a file is
-// judged by (redirections, tee, cp, dd of=, sed -i, curl -o, tar -C, …,
-// and through WriteClass the write tool and the hook's Write/Edit), so
+// The protected paths are internal/protect's one table: every way of
+// touching a file here (redirections, tee, cp, dd of=, sed -i, curl -o,
+// tar -C, …) asks it, as the write tool and the hook's Write/Edit do, so
 // the same target gets the same class whichever writer is used.
 
 // access is what a command does to a path.
-type access uint8
+type access = protect.Access
 
 const (
-	accRead access = 1 << iota
-	accWrite
+	accRead  = protect.Read
+	accWrite = protect.Write
 )
 
-// protEntry is one protected target.
-type protEntry struct {
-	// kind says how pattern matches: "prefix" (the path and everything
-	// under it; "~" is the owner's home), "base" (a file name anywhere,
-	// path.Match syntax), "segment" (anywhere a path holds it).
-	kind, pattern string
-	// read and write are the classes of reading and of writing it ("" for
-	// none).
-	read, write string
-	// probes are example names under a prefix, tried against globs.
-	probes []string
+// tables caches the built-in table per set of warden paths, for callers
+// that give ProtectedPaths rather than a compiled table. A table is
+// immutable.
+var tables sync.Map // string → *protect.Table
+
+// table is the protected-path table of this analysis.
+func (w *walker) table() *protect.Table {
+	if w.opts.Protect != nil {
+		return w.opts.Protect
+	}
+	if w.tableCache != nil {
+		return w.tableCache
+	}
+	key := strings.Join(w.opts.ProtectedPaths, "\x00")
+	if t, ok := tables.Load(key); ok {
+		w.tableCache = t.(*protect.Table)
+		return w.tableCache
+	}
+	t := protect.New(protect.Paths{Extra: w.opts.ProtectedPaths})
+	tables.Store(key, t)
+	w.tableCache = t
+	return t
 }
 
-var sshKeyProbes = []string{"id_rsa", "id_ed25519", "id_ecdsa", "authorized_keys", "config"}
-
-// protectedTable is the built-in table. Warden's own paths come first,
-// from Options (see wardenEntries).
-var protectedTable = []protEntry{
-	{kind: "segment", pattern: "/.config/warden", read: clsWardenSelf, write: clsWardenSelf, probes: []string{"config.yaml"}},
-	{kind: "segment", pattern: "/.local/state/warden", read: clsWardenSelf, write: clsWardenSelf, probes: []string{"warden.db", "admin.sock", "token"}},
-	{kind: "prefix", pattern: "/etc/warden", read: clsWardenSelf, write: clsWardenSelf, probes: []string{"config.yaml"}},
-
-	{kind: "prefix", pattern: "~/.claude", write: clsWriteAgentConfig, probes: []string{"settings.json", "settings.local.json"}},
-	{kind: "base", pattern: ".claude.json", write: clsWriteAgentConfig},
-	{kind: "segment", pattern: "/.claude/settings.json", write: clsWriteAgentConfig},
-	{kind: "segment", pattern: "/.claude/settings.local.json", write: clsWriteAgentConfig},
-	{kind: "base", pattern: ".mcp.json", write: clsWriteAgentConfig},
-	{kind: "prefix", pattern: "~/.codex", write: clsWriteAgentConfig, probes: []string{"config.toml"}},
-	{kind: "prefix", pattern: "~/.gemini", write: clsWriteAgentConfig, probes: []string{"settings.json"}},
-	{kind: "segment", pattern: "/.gemini/settings.json", write: clsWriteAgentConfig},
-	{kind: "prefix", pattern: "~/.hermes", write: clsWriteAgentConfig, probes: []string{"config.yaml"}},
-	{kind: "prefix", pattern: "~/.cursor", write: clsWriteAgentConfig, probes: []string{"mcp.json"}},
-	{kind: "segment", pattern: "/.cursor/mcp.json", write: clsWriteAgentConfig},
-	{kind: "segment", pattern: "/.vscode/mcp.json", write: clsWriteAgentConfig},
-	{kind: "prefix", pattern: "~/.config/Claude", write: clsWriteAgentConfig, probes: []string{"claude_desktop_config.json"}},
-	{kind: "prefix", pattern: "~/Library/Application Support/Claude", write: clsWriteAgentConfig, probes: []string{"claude_desktop_config.json"}},
-
-	{kind: "base", pattern: ".bashrc", write: clsWriteRC},
-	{kind: "base", pattern: ".bash_profile", write: clsWriteRC},
-	{kind: "base", pattern: ".bash_login", write: clsWriteRC},
-	{kind: "base", pattern: ".bash_logout", write: clsWriteRC},
-	{kind: "base", pattern: ".profile", write: clsWriteRC},
-	{kind: "base", pattern: ".zshrc", write: clsWriteRC},
-	{kind: "base", pattern: ".zprofile", write: clsWriteRC},
-	{kind: "base", pattern: ".zshenv", write: clsWriteRC},
-	{kind: "base", pattern: ".zlogin", write: clsWriteRC},
-	{kind: "base", pattern: ".zlogout", write: clsWriteRC},
-	{kind: "base", pattern: ".kshrc", write: clsWriteRC},
-	{kind: "base", pattern: ".cshrc", write: clsWriteRC},
-	{kind: "base", pattern: ".tcshrc", write: clsWriteRC},
-	{kind: "base", pattern: ".login", write: clsWriteRC},
-	{kind: "base", pattern: ".inputrc", write: clsWriteRC},
-	{kind: "base", pattern: ".xprofile", write: clsWriteRC},
-	{kind: "base", pattern: ".xinitrc", write: clsWriteRC},
-	{kind: "base", pattern: ".pam_environment", write: clsWriteRC},
-	{kind: "prefix", pattern: "~/.config/fish", write: clsWriteRC, probes: []string{"config.fish"}},
-	{kind: "prefix", pattern: "/etc/profile.d", write: clsWriteRC, probes: []string{"x.sh"}},
-	{kind: "prefix", pattern: "/etc/profile", write: clsWriteRC},
-	{kind: "prefix", pattern: "/etc/bash.bashrc", write: clsWriteRC},
-
-	{kind: "segment", pattern: "/.ssh", write: clsWriteSSH, probes: sshKeyProbes},
-	{kind: "prefix", pattern: "~/.ssh", write: clsWriteSSH, probes: sshKeyProbes},
-	{kind: "base", pattern: "id_rsa", read: clsSecretRead},
-	{kind: "base", pattern: "id_dsa", read: clsSecretRead},
-	{kind: "base", pattern: "id_ecdsa", read: clsSecretRead},
-	{kind: "base", pattern: "id_ed25519", read: clsSecretRead},
-	{kind: "base", pattern: "id_ecdsa_sk", read: clsSecretRead},
-	{kind: "base", pattern: "id_ed25519_sk", read: clsSecretRead},
-	{kind: "base", pattern: "ssh_host_*_key", read: clsSecretRead},
-
-	{kind: "base", pattern: ".netrc", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: "_netrc", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: ".pgpass", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: ".npmrc", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: ".yarnrc.yml", write: clsWriteCreds},
-	{kind: "base", pattern: ".pypirc", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: ".git-credentials", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: ".boto", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: ".s3cfg", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: ".my.cnf", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: ".dockercfg", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "base", pattern: ".vault-token", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.aws", read: clsSecretRead, write: clsWriteCreds, probes: []string{"credentials", "config"}},
-	{kind: "prefix", pattern: "~/.aws", read: clsSecretRead, write: clsWriteCreds, probes: []string{"credentials", "config"}},
-	{kind: "segment", pattern: "/.config/gcloud", read: clsSecretRead, write: clsWriteCreds, probes: []string{"credentials.db", "application_default_credentials.json"}},
-	{kind: "segment", pattern: "/.azure", read: clsSecretRead, write: clsWriteCreds, probes: []string{"accessTokens.json", "msal_token_cache.json"}},
-	{kind: "segment", pattern: "/.kube", read: clsSecretRead, write: clsWriteCreds, probes: []string{"config"}},
-	{kind: "segment", pattern: "/.docker/config.json", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.gnupg", read: clsSecretRead, write: clsWriteCreds, probes: []string{"private-keys-v1.d", "secring.gpg"}},
-	{kind: "segment", pattern: "/.config/gh/hosts.yml", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.config/hub", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.terraform.d/credentials.tfrc.json", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.cargo/credentials", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.cargo/credentials.toml", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.gem/credentials", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.config/rclone/rclone.conf", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.password-store", read: clsSecretRead, write: clsWriteCreds, probes: []string{"x.gpg"}},
-	{kind: "segment", pattern: "/Library/Keychains", read: clsSecretRead, write: clsWriteCreds, probes: []string{"login.keychain-db"}},
-	{kind: "segment", pattern: "/.local/share/keyrings", read: clsSecretRead, write: clsWriteCreds, probes: []string{"login.keyring"}},
-	{kind: "segment", pattern: "/.oci/config", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "segment", pattern: "/.config/doctl/config.yaml", read: clsSecretRead, write: clsWriteCreds},
-	{kind: "prefix", pattern: "/etc/shadow", read: clsSecretRead, write: clsWriteSystem},
-	{kind: "prefix", pattern: "/etc/gshadow", read: clsSecretRead, write: clsWriteSystem},
-	{kind: "prefix", pattern: "/etc/ssl/private", read: clsSecretRead, write: clsWriteSystem, probes: []string{"x.key"}},
-	{kind: "base", pattern: ".env", read: clsSecretRead, write: clsWriteEnv},
-	{kind: "base", pattern: ".env.*", read: clsSecretRead, write: clsWriteEnv},
-
-	{kind: "segment", pattern: "/.git/hooks", write: clsWriteGitHooks, probes: []string{"pre-commit", "post-checkout"}},
-	{kind: "segment", pattern: "/.git/config", write: clsWriteGitHooks},
-
-	{kind: "prefix", pattern: "~/.config/autostart", write: clsWritePersist, probes: []string{"x.desktop"}},
-	{kind: "prefix", pattern: "~/.config/systemd/user", write: clsWritePersist, probes: []string{"x.service", "x.timer"}},
-	{kind: "prefix", pattern: "~/.local/share/systemd/user", write: clsWritePersist, probes: []string{"x.service"}},
-	{kind: "prefix", pattern: "~/Library/LaunchAgents", write: clsWritePersist, probes: []string{"x.plist"}},
-	{kind: "prefix", pattern: "/Library/LaunchAgents", write: clsWritePersist, probes: []string{"x.plist"}},
-	{kind: "prefix", pattern: "/Library/LaunchDaemons", write: clsWritePersist, probes: []string{"x.plist"}},
-	{kind: "prefix", pattern: "/etc/systemd/system", write: clsWritePersist, probes: []string{"x.service"}},
-	{kind: "prefix", pattern: "/etc/systemd/user", write: clsWritePersist, probes: []string{"x.service"}},
-	{kind: "prefix", pattern: "/etc/cron.d", write: clsWritePersist, probes: []string{"x"}},
-	{kind: "prefix", pattern: "/etc/cron.hourly", write: clsWritePersist, probes: []string{"x"}},
-	{kind: "prefix", pattern: "/etc/cron.daily", write: clsWritePersist, probes: []string{"x"}},
-	{kind: "prefix", pattern: "/etc/cron.weekly", write: clsWritePersist, probes: []string{"x"}},
-	{kind: "prefix", pattern: "/etc/cron.monthly", write: clsWritePersist, probes: []string{"x"}},
-	{kind: "prefix", pattern: "/etc/crontab", write: clsWritePersist},
-	{kind: "prefix", pattern: "/var/spool/cron", write: clsWritePersist, probes: []string{"crontabs"}},
-	{kind: "prefix", pattern: "/etc/init.d", write: clsWritePersist, probes: []string{"x"}},
-	{kind: "prefix", pattern: "/etc/rc.local", write: clsWritePersist},
-
-	{kind: "prefix", pattern: "/etc", write: clsWriteSystem, probes: []string{"hosts", "passwd", "sudoers"}},
-	{kind: "prefix", pattern: "/private/etc", write: clsWriteSystem, probes: []string{"hosts"}},
+// env is how paths resolve at this point of the line: the owner's home,
+// the directory cd left, symlinks through the caller's file system.
+func (w *walker) env() protect.Env {
+	return protect.Env{Cwd: w.cwd(), Home: w.home(), Homes: w.opts.Homes, FS: w.opts.FS}
 }
 
-// envExamples are .env.* files that hold no secrets by convention.
-var envExamples = map[string]bool{".env.example": true, ".env.sample": true, ".env.template": true, ".env.dist": true, ".env.defaults": true}
-
-// shadowNames are system commands a program in ~/.local/bin or ~/bin
-// must not be named after (it would run instead of them).
-var shadowNames = map[string]bool{"sudo": true, "su": true, "ls": true, "cat": true, "git": true, "ssh": true, "scp": true, "python": true,
-	"python3": true, "node": true, "npm": true, "pip": true, "pip3": true, "bash": true, "sh": true, "zsh": true, "curl": true, "wget": true,
-	"cd": true, "rm": true, "cp": true, "mv": true, "grep": true, "find": true, "env": true, "which": true, "docker": true, "kubectl": true,
-	"make": true, "go": true, "cargo": true, "gpg": true, "passwd": true, "login": true, "id": true, "ps": true, "kill": true, "warden": true,
-	"claude": true, "codex": true, "gemini": true, "code": true, "vim": true, "nano": true, "less": true, "head": true, "tail": true}
-
-// wardenPaths are warden's own paths for this analysis: the ones the
-// caller gave (config file, state directory) and the default places under
-// the owner's home and XDG directories.
-func (w *walker) wardenPaths() []string {
-	if w.wardenCache != nil {
-		return w.wardenCache
-	}
-	out := []string{}
-	for _, p := range w.opts.ProtectedPaths {
-		if p != "" {
-			out = append(out, path.Clean(p))
-		}
-	}
-	if h := w.home(); h != "" {
-		out = append(out, h+"/.config/warden", h+"/.local/state/warden")
-	}
-	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
-		if x := w.opts.Env[v]; strings.HasPrefix(x, "/") {
-			out = append(out, path.Clean(x)+"/warden")
-		}
-	}
-	if x := w.opts.Env["WARDEN_STATE"]; strings.HasPrefix(x, "/") {
-		out = append(out, path.Clean(x))
-	}
-	w.wardenCache = out
-	return out
-}
-
-// pathClass returns the class of accessing the resolved path p, and the
-// entry's pattern for the finding's detail. For a read, only warden's own
-// paths and secrets count.
-func (w *walker) pathClass(p string, acc access) (string, string) {
+// match is the protect verdict of accessing what p names (already
+// expanded: ~ and relative paths are resolved here, with symlinks).
+func (w *walker) match(p string, acc access) protect.Match {
 	if p == "" {
-		return "", ""
+		return protect.Match{}
 	}
-	for _, wp := range w.wardenPaths() {
-		if p == wp || strings.HasPrefix(p, wp+"/") {
-			return clsWardenSelf, wp
-		}
-	}
-	if procMem.MatchString(p) {
-		return clsProcMem, p
-	}
-	if acc&accWrite != 0 {
-		switch {
-		case isRawDevice(p) || devicePattern(p):
-			return clsDiskWrite, p
-		case p == "/proc/sysrq-trigger":
-			return clsShutdown, p
-		}
-	}
-	home := w.home()
-	base := path.Base(p)
-	best, detail := "", ""
-	for i := range protectedTable {
-		e := &protectedTable[i]
-		if !e.matches(p, base, home) {
-			continue
-		}
-		cls := e.read
-		if acc&accWrite != 0 {
-			cls = e.write
-		}
-		if cls == clsSecretRead && envExamples[base] {
-			continue
-		}
-		if rank(cls) > rank(best) {
-			best, detail = cls, e.pattern
-		}
-	}
-	if best == "" && acc&accWrite != 0 {
-		if shadow(p, home) {
-			return clsPathShadow, p
-		}
-	}
-	return best, detail
+	return w.table().MatchAll(protect.Resolve(w.env(), p), acc)
 }
 
-// rank orders classes of one path: the stronger wins.
-func rank(cls string) int {
-	if cls == "" {
-		return 0
+// pathClass returns the class of accessing the path p, the tier, and a
+// detail for the finding. Besides the table: another process's memory,
+// the sysrq trigger.
+func (w *walker) pathClass(p string, acc access) (string, Tier, string) {
+	abs := w.absPath(p)
+	if procMem.MatchString(abs) {
+		return clsProcMem, TierDangerous, abs
 	}
-	switch catalog[cls].Tier {
-	case TierHardline:
-		return 4
-	case TierFloor:
-		return 3
+	if acc&accWrite != 0 && abs == "/proc/sysrq-trigger" {
+		return clsShutdown, TierHardline, abs
 	}
-	return 2
+	m := w.match(p, acc)
+	if !m.Protected() {
+		return "", "", ""
+	}
+	return m.Class, tierOf(m.Tier), describeMatch(abs, m)
 }
 
-// matches reports whether the resolved path p is e's target.
-func (e *protEntry) matches(p, base, home string) bool {
-	switch e.kind {
-	case "base":
-		ok, _ := path.Match(e.pattern, base)
-		return ok
-	case "segment":
-		return strings.Contains(p+"/", e.pattern+"/") || strings.HasPrefix(p, e.pattern[1:]+"/") || p == e.pattern[1:]
-	}
-	pat := e.pattern
-	if strings.HasPrefix(pat, "~") {
-		if strings.HasPrefix(p, "~") {
-			// A symbolic home matches the symbolic pattern.
-		} else if home != "" {
-			pat = home + pat[1:]
-		} else {
-			return false
-		}
-	}
-	return p == pat || strings.HasPrefix(p, pat+"/")
-}
-
-// shadow reports a file put in ~/.local/bin or ~/bin under the name of a
-// system command.
-func shadow(p, home string) bool {
-	dir, base := path.Dir(p), path.Base(p)
-	if !shadowNames[base] {
-		return false
-	}
-	for _, d := range []string{"~/.local/bin", "~/bin"} {
-		if dir == d || home != "" && dir == home+d[1:] {
-			return true
-		}
-	}
-	return false
-}
-
-// patternClass returns the strongest class of accessing any protected
-// path the glob pattern could match.
-func (w *walker) patternClass(g string, acc access) (string, string) {
-	home := w.home()
-	best, detail := "", ""
-	try := func(p string) {
-		if !globMatch(g, p) {
-			return
-		}
-		if cls, d := w.pathClass(p, acc); rank(cls) > rank(best) {
-			best, detail = cls, d
-		}
-	}
-	for _, wp := range w.wardenPaths() {
-		for _, probe := range []string{"", "/config.yaml", "/warden.db", "/admin.sock", "/token"} {
-			try(wp + probe)
-		}
-	}
-	dir := path.Dir(g)
-	for i := range protectedTable {
-		e := &protectedTable[i]
-		switch e.kind {
-		case "base":
-			// A dot file anywhere: try it in the glob's own directory
-			// (only a pattern that starts with "." can match one). Other
-			// names are protected where they live (~/.ssh/id_rsa), not in
-			// every directory a glob may list.
-			if !strings.HasPrefix(e.pattern, ".") {
-				continue
-			}
-			name := strings.ReplaceAll(strings.ReplaceAll(e.pattern, "*", "x"), "?", "x")
-			try(path.Join(dir, name))
-		case "segment":
-			// The protected name itself in the glob's directory (~/.* can
-			// be ~/.ssh), or, when the directory is already inside it
-			// (~/.ssh/*), the files it holds.
-			try(path.Join(dir, path.Base(e.pattern)))
-			if e.matches(dir, path.Base(dir), home) {
-				for _, pr := range e.probes {
-					try(path.Join(dir, pr))
-				}
-			}
-		default:
-			root := e.pattern
-			if strings.HasPrefix(root, "~") {
-				if home == "" {
-					if !strings.HasPrefix(g, "~") {
-						continue
-					}
-				} else {
-					root = home + root[1:]
-				}
-			}
-			try(root)
-			for _, pr := range e.probes {
-				try(root + "/" + pr)
-			}
-		}
-	}
+// patternClass returns the class of accessing any protected path the
+// glob could match (bash's expansion, without dotglob).
+func (w *walker) patternClass(g string, acc access) (string, Tier, string) {
+	g = w.absPath(g)
 	if acc&accWrite != 0 && devicePattern(g) {
-		return clsDiskWrite, g
+		return clsDiskWrite, TierHardline, g
 	}
-	return best, detail
+	if !w.globstar {
+		// Without globstar, ** is *: one name.
+		for strings.Contains(g, "**") {
+			g = strings.ReplaceAll(g, "**", "*")
+		}
+	}
+	m := w.table().MatchPattern(g, acc)
+	if !m.Protected() {
+		return "", "", ""
+	}
+	// A bare * lists a directory: that it could hold a file named id_rsa
+	// or x.pem (a name protected in any directory) is no reason to take
+	// `cat *` for a secret read. A glob that names such files (*.pem,
+	// .env*) or lies in a protected directory (~/.ssh/*) still is.
+	last := g[strings.LastIndexByte(g, '/')+1:]
+	if strings.Trim(last, "*") == "" && !strings.Contains(m.Pattern, "/") {
+		return "", "", ""
+	}
+	// Warden's directories hold few names: a glob whose last name can
+	// match none of them (**/*.go) cannot reach its files.
+	if m.Class == clsWardenSelf && strings.ContainsAny(last, "*?[") && !matchesAny(last, wardenNames) {
+		return "", "", ""
+	}
+	return m.Class, tierOf(m.Tier), describeMatch(g, m)
 }
 
-// WriteClass returns the catalogue class of writing to the absolute path
-// p, or "" for an ordinary path. It is the table that every shell writer
-// is judged by, so the write tool and a shell redirect agree.
-func (o Options) WriteClass(p string) string {
-	w := &walker{opts: o}
-	cls, _ := w.pathClass(w.absPath(p), accWrite)
-	return cls
+// treeClass returns the class of an operation on the whole tree at p (a
+// recursive copy, delete or archive, a move of a directory): what it
+// holds is reached through it (moving ~/.config takes warden's config
+// with it; archiving the home directory reads its keys).
+func (w *walker) treeClass(p string, acc access) (string, Tier, string) {
+	var best protect.Match
+	for _, c := range protect.Resolve(w.env(), p) {
+		c = strings.TrimSuffix(c, "/*")
+		if m := w.table().MatchTree(c, acc); m.Tier > best.Tier {
+			best = m
+		}
+		if acc&accRead != 0 && best.Tier < protect.Dangerous {
+			if t := w.holdsSecrets(c); t != "" {
+				best = w.table().Match(t, protect.Read)
+			}
+		}
+	}
+	if !best.Protected() {
+		return "", "", ""
+	}
+	return best.Class, tierOf(best.Tier), describeMatch(p, best)
 }
 
-// ReadClass returns the class of reading the absolute path p ("" for an
-// ordinary path).
-func (o Options) ReadClass(p string) string {
-	w := &walker{opts: o}
-	cls, _ := w.pathClass(w.absPath(p), accRead)
-	return cls
+// secretHomes are the home directories' credential directories: a tree
+// above one of them holds it.
+var secretHomes = []string{".ssh/id_rsa", ".aws/credentials", ".gnupg/private-keys-v1.d", ".config/gcloud/credentials.db", ".kube/config", ".docker/config.json", ".password-store/x.gpg"}
+
+// holdsSecrets returns a secret file under the directory p, when p is the
+// home directory or above it.
+func (w *walker) holdsSecrets(p string) string {
+	home := w.home()
+	if home == "" || p != "/" && p != home && !strings.HasPrefix(home, strings.TrimSuffix(p, "/")+"/") {
+		return ""
+	}
+	return home + "/" + secretHomes[0]
+}
+
+// tierOf maps protect's tiers to the catalogue's.
+func tierOf(t protect.Tier) Tier {
+	switch t {
+	case protect.Hardline:
+		return TierHardline
+	case protect.Floor:
+		return TierFloor
+	}
+	return TierDangerous
+}
+
+func describeMatch(p string, m protect.Match) string {
+	if m.Why == "" {
+		return p
+	}
+	return p + " (" + m.Why + ")"
 }
 
 // globMatch matches a path against a pattern as bash does without
@@ -390,4 +184,17 @@ func globMatch(pattern, name string) bool {
 		}
 	}
 	return true
+}
+
+// wardenNames are the names found in warden's own directories.
+var wardenNames = []string{"warden", "config.yaml", "config.yml", "warden.db", "warden.db-wal", "warden.db-shm", "admin.sock",
+	"token", "shellstate", "grants.json", "approvals.db", "state"}
+
+func matchesAny(pattern string, names []string) bool {
+	for _, n := range names {
+		if ok, _ := path.Match(pattern, n); ok {
+			return true
+		}
+	}
+	return false
 }

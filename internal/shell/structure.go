@@ -230,7 +230,7 @@ func (w *walker) structural() {
 func (w *walker) exfil(secretFrom, secretTo int, sender int) {
 	for i := secretFrom; i < secretTo; i++ {
 		for _, f := range w.a.Findings {
-			if f.Command == i && (f.Class == clsSecretRead || f.Class == clsWardenSelf) {
+			if f.Command == i && (isSecretRead(f.Class) || f.Class == clsWardenSelf) {
 				w.findDetail(sender, clsExfilSecret, w.a.Commands[sender].Span, f.Detail)
 				return
 			}

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/wardenhq/warden/internal/protect"
 )
 
 // Default caps. Past any of them the analysis is malformed: fail closed,
@@ -118,8 +120,11 @@ type walker struct {
 	written map[string]writtenText
 	// probes counts the extra readings tried (see maxProbes).
 	probes int
-	// wardenCache is wardenPaths' answer.
-	wardenCache []string
+	// globstar is set once the line runs shopt -s globstar.
+	globstar bool
+	// tableCache is the protected-path table built from
+	// Options.ProtectedPaths (see walker.table).
+	tableCache *protect.Table
 }
 
 // walkers recycles walkers across analyses: a 64 KiB input needs a few
@@ -310,6 +315,12 @@ func (w *walker) find(cmd int, class string, sp Span) { w.findDetail(cmd, class,
 
 // findDetail records a finding with what decided it.
 func (w *walker) findDetail(cmd int, class string, sp Span, detail string) {
+	w.findTier(cmd, class, "", sp, detail)
+}
+
+// findTier records a finding whose tier comes from the protected-path
+// table ("" for the catalogue's).
+func (w *walker) findTier(cmd int, class string, tier Tier, sp Span, detail string) {
 	// Duplicates come from one rule firing twice on one command, so they
 	// sit at the end: a short backward scan finds them without a map.
 	fs := w.a.Findings
@@ -322,7 +333,10 @@ func (w *walker) findDetail(cmd int, class string, sp Span, detail string) {
 	if !ok {
 		panic("shell: finding of unknown class " + class)
 	}
-	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: c.Tier, Description: c.Description, Command: cmd, Span: sp, Opaque: c.Opaque, Detail: detail})
+	if tier == "" {
+		tier = c.Tier
+	}
+	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: tier, Description: c.Description, Command: cmd, Span: sp, Opaque: c.Opaque, Detail: detail})
 }
 
 func (w *walker) stmts(list []*syntax.Stmt, via []string, in stdin) {
@@ -630,12 +644,12 @@ func (w *walker) redirectFindings(idx int, redirs []Redirect) {
 		default:
 			continue
 		}
-		cls, d := w.argClass(t, acc)
-		if acc&accWrite == 0 && cls != clsWardenSelf && cls != clsSecretRead {
+		cls, tier, d := w.argClass(t, acc)
+		if acc&accWrite == 0 && cls != clsWardenSelf && !isSecretRead(cls) {
 			cls = ""
 		}
 		if cls != "" {
-			w.findDetail(idx, cls, t.Span, d)
+			w.findTier(idx, cls, tier, t.Span, d)
 		}
 		if acc&accWrite != 0 && idx >= 0 {
 			m := w.meta[idx]

@@ -90,8 +90,8 @@ func ruleCopy(c *cmd) {
 			}
 			into := dst
 			into.Value = strings.TrimSuffix(dst.Value, "/") + "/" + path.Base(s.Value)
-			if cls, d := c.w.argClass(into, accWrite); cls != "" {
-				c.findDetail(cls, dst.Span, d)
+			if cls, tier, d := c.w.argClass(into, accWrite); cls != "" {
+				c.w.findTier(c.idx, cls, tier, dst.Span, d)
 			}
 		}
 	}
@@ -110,8 +110,8 @@ func ruleCopy(c *cmd) {
 		// Writing through the new name writes the target: a protected
 		// one is a floor.
 		for _, s := range srcs {
-			if cls, d := c.w.argClass(s, accWrite); rank(cls) >= rank(clsWriteRC) {
-				c.findDetail(cls, s.Span, d)
+			if cls, tier, d := c.w.argClass(s, accWrite); tier == TierFloor || tier == TierHardline {
+				c.w.findTier(c.idx, cls, tier, s.Span, d)
 			}
 		}
 	case "cp", "install":
@@ -135,6 +135,8 @@ func intoDir(dst Arg, nsrc int, t bool) bool {
 		return true
 	case !dst.Static:
 		return true
+	case strings.HasPrefix(path.Clean(v), "/dev/") || strings.Contains(v, "/dev/"):
+		return false
 	}
 	return !strings.Contains(path.Base(v), ".")
 }
