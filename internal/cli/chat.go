@@ -23,6 +23,7 @@ import (
 
 // chatOptions are the flags of warden chat.
 type chatOptions struct {
+	log    logOptions // --log-format, --log-level
 	state  string
 	config string
 	yolo   bool
@@ -90,6 +91,7 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("chat: working directory: %w", err)
 			}
+			opts.log = logOptionsOf(cmd)
 			return runChat(cmd.Context(), opts, chatEnv{
 				stdin: cmd.InOrStdin(), stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(),
 				term: t, environ: os.Environ(), dir: dir, user: currentUser(),
@@ -187,7 +189,7 @@ func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
 	}
 	local, err := host.OpenLocal(ctx, host.LocalConfig{
 		StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: env.environ,
-		Logger: slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger: opts.log.logger(env.stderr, slog.LevelWarn),
 	})
 	if err != nil {
 		return err

@@ -72,7 +72,8 @@ ask.
 			return usageError{errors.New("missing command")}
 		},
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	addLogFlags(root)
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkLogFlags(cmd) }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	root.AddCommand(
@@ -90,6 +91,8 @@ ask.
 		newWorkerCmd(),
 		newHookCmd(),
 		newMCPCmd(),
+		newManCmd(),
+		newServiceCmd(),
 	)
 	return root
 }

@@ -10,7 +10,7 @@ import (
 
 // Exit statuses. This is the one table: every command maps its outcome to
 // one of these through exitCode, and exitStatusHelp documents it in --help
-// (keep both and README.md in step).
+// (keep both and docs/check.md in step).
 const (
 	// ExitSafe: the command is safe (with --as: the gate allows it), a
 	// config file is valid, or a command with no verdict of its own (such

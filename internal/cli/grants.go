@@ -34,7 +34,7 @@ file.
 
 --json prints an array of {"id", "scope" (session or permanent), "session",
 "grain" (exact, prefix or class), "pattern", "by", "surface", "created",
-"expires"} (see README.md).
+"expires"} (see docs/host.md).
 
 ` + hostExitHelp,
 		DisableFlagsInUseLine: true,

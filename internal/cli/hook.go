@@ -18,6 +18,7 @@ import (
 
 // hookOptions are the flags of warden hook PROTOCOL.
 type hookOptions struct {
+	log    logOptions // --log-format, --log-level
 	state  string
 	config string
 }
@@ -46,7 +47,7 @@ command.`
 const hookClaudeLong = `Answer Claude Code's PreToolUse hook. In .claude/settings.json (or
 ~/.claude/settings.json):
 
-  {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
+  {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob|mcp__.*",
     "hooks":[{"type":"command","command":"warden hook claude-code","timeout":600}]}]}}
 
 Set "timeout" (seconds) above approvals.timeout, so that warden, not
@@ -55,8 +56,14 @@ it goes on with its own permission prompt.
 
 Bash is decided as a shell command in the payload's cwd; Write, Edit,
 MultiEdit and NotebookEdit as writes of their file; mcp__SERVER__TOOL as
-an MCP call with tool_input as its arguments. Other tools (Read, Glob,
-Grep, WebFetch…) get no answer: Claude Code applies its own rules.
+an MCP call with tool_input as its arguments. A write is judged on
+where the path leads (symlinks followed): a link named notes.txt to
+~/.bashrc is a write to ~/.bashrc. Read, Grep and Glob of a secret (SSH
+keys, cloud and registry credentials, .env files, tokens) get ask, so
+Claude Code asks you before the secret reaches the model; of warden's
+own files, or of a path an approvals.deny rule "read PATH" names, deny.
+Other reads, and other tools (WebFetch…), get no answer: Claude Code
+applies its own rules.
 The owner is external:claude-code/SESSION_ID, one session per Claude Code
 session: its session grants and pending questions are its own.
 
@@ -106,6 +113,7 @@ func newHookProtocolCmd(name, short, long string, p hook.Protocol) *cobra.Comman
 		DisableFlagsInUseLine: true,
 		Args:                  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.log = logOptionsOf(cmd)
 			return runHook(cmd.Context(), opts, p, os.Environ(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -151,7 +159,7 @@ func hookDecider(opts hookOptions, environ []string, stderr io.Writer) (hook.Dec
 		Client: c,
 		Local: host.LocalConfig{
 			StateDir: state, ConfigPath: cfgPath, Paths: paths, Environ: environ,
-			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Logger: opts.log.logger(stderr, slog.LevelWarn),
 		},
 		Pending: func(e localapi.Event) {
 			where := e.Console

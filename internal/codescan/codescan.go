@@ -68,6 +68,10 @@ type Result struct {
 	// effects, in source order.
 	Commands []string  `json:"commands,omitempty"`
 	Findings []Finding `json:"findings,omitempty"`
+	// Reads are the files the code reads, as named (each is also a
+	// `cat` command), for a caller that judges reading secrets; a name
+	// known only at run time is not listed (its command has a hole).
+	Reads []string `json:"reads,omitempty"`
 	// Reasons say why the code is not complete.
 	Reasons []string `json:"reasons,omitempty"`
 }

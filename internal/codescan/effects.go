@@ -103,7 +103,12 @@ func writeTo(s *state, p *value, appendMode bool) {
 	s.command(": " + op + " " + s.word(p))
 }
 
-func readFrom(s *state, p *value) { s.command("cat -- " + s.word(p)) }
+func readFrom(s *state, p *value) {
+	if lit, ok := p.known(); ok && len(s.reads) < 200 {
+		s.reads = append(s.reads, lit)
+	}
+	s.command("cat -- " + s.word(p))
+}
 
 // openFile handles open(path, mode): a write or a read of path.
 func openFile(pathIdx int, pathKw string, modeIdx int) effect {

@@ -150,7 +150,7 @@ func (l *otherLang) statement(s *state, toks []otok) {
 			switch {
 			case len(args) == 0:
 				s.incomplete("%s %s with arguments not read", l.name, t.ident)
-			case len(args) == 1:
+			case len(args) == 1 || l.name == "php": // PHP's spawns take one command line
 				s.command(s.line(args[0], l.name+" "+t.ident))
 			default:
 				s.command(s.argv(args))

@@ -111,6 +111,7 @@ type state struct {
 	commands []string
 	findings []Finding
 	reasons  []string
+	reads    []string
 	dyn      int
 	depth    int // nesting of eval'd literals
 }
@@ -143,7 +144,7 @@ func (s *state) command(c string) {
 }
 
 func (s *state) result() Result {
-	return Result{Language: s.lang, Complete: len(s.reasons) == 0, Commands: s.commands, Findings: s.findings, Reasons: s.reasons}
+	return Result{Language: s.lang, Complete: len(s.reasons) == 0, Commands: s.commands, Findings: s.findings, Reasons: s.reasons, Reads: s.reads}
 }
 
 // hole returns the next run-time expansion, "$__dynN".

@@ -284,7 +284,23 @@ func (p *Policy) assessCode(act action.Action, t *table) *assessment {
 		}
 	}
 	p.floors(as, list, lines, act.Dir, t)
-	if as.floor == "" && (!r.Complete || len(r.Findings) > 0) {
+	if as.floor != "" {
+		return as
+	}
+	// Reading a secret is at least dangerous (what the code reads, it
+	// can print into the agent's context); warden's own files are
+	// hardline.
+	if rj := p.JudgeRead(act.Dir, r.Reads, nil); rj.Match.Protected() {
+		as.classes = unique(append(as.classes, rj.Match.Class))
+		if rj.Match.Tier == protect.Hardline {
+			t.add(2, "hardline floor", Decided, describe([]string{rj.Match.Class}))
+			as.floor, as.detail = RuleHardline, describe([]string{rj.Match.Class})
+			return as
+		}
+		as.dangerous = true
+		as.extra = append(as.extra, rj.Match.Class)
+	}
+	if !r.Complete || len(r.Findings) > 0 {
 		as.dangerous = true
 	}
 	return as
@@ -367,6 +383,48 @@ func (p *Policy) writeFloor(as *assessment, m protect.Match, t *table) bool {
 	}
 	t.add(2, "hardline floor", Pass, "")
 	return false
+}
+
+// ReadJudgement is how reading some paths is judged: the worst match
+// in the protected-path table, and a user deny rule that matched
+// ("read PATH" subjects).
+type ReadJudgement struct {
+	Match protect.Match
+	// Path is the resolved path or pattern that matched.
+	Path     string
+	DenyRule string
+}
+
+// JudgeRead judges reading paths and shell globs named from dir (a
+// hook's Read, Grep and Glob): resolved as writes are (~, relative,
+// .., symlinks), against the table's read entries. A directory is
+// judged with what lies under it (protect.MatchTree).
+func (p *Policy) JudgeRead(dir string, paths, globs []string) ReadJudgement {
+	var j ReadJudgement
+	env := p.resolveEnv(dir)
+	var subjects []string
+	for _, raw := range paths {
+		for _, c := range protect.Resolve(env, p.expand(raw)) {
+			subjects = append(subjects, "read "+c)
+			if m := p.table.MatchTree(c, protect.Read); m.Tier > j.Match.Tier {
+				j.Match, j.Path = m, c
+			}
+		}
+	}
+	for _, g := range globs {
+		g = p.expand(g)
+		if !path.IsAbs(g) && path.IsAbs(env.Cwd) {
+			g = env.Cwd + "/" + g
+		}
+		subjects = append(subjects, "read "+g)
+		if m := p.table.MatchGlob(g, protect.Read, false); m.Tier > j.Match.Tier {
+			j.Match, j.Path = m, g
+		}
+	}
+	if glob, ok := p.deny.Match(subjects); ok {
+		j.DenyRule = glob
+	}
+	return j
 }
 
 func under(p string, roots []string) bool {

@@ -247,6 +247,29 @@ func TestToolsWithoutAsking(t *testing.T) {
 	}
 }
 
+// TestWriteFileThroughSymlink: write_file judges a path on where it
+// leads; a link in the working directory to a shell startup file is a
+// write to that file, denied, and the file is unchanged.
+func TestWriteFileThroughSymlink(t *testing.T) {
+	h := startHost(t)
+	dir, other := t.TempDir(), t.TempDir()
+	rc := filepath.Join(other, ".bashrc")
+	if err := os.WriteFile(rc, []byte("# rc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rc, filepath.Join(dir, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, h, "test-agent", "conn-1", dir)
+	res, text := call(t, cs, "write_file", map[string]any{"path": "notes.txt", "content": "alias ls=rm\n"})
+	if !res.IsError || !strings.Contains(text, "shell startup file") {
+		t.Errorf("error %v, %q", res.IsError, text)
+	}
+	if b, err := os.ReadFile(rc); err != nil || string(b) != "# rc\n" {
+		t.Errorf(".bashrc changed: %q %v", b, err)
+	}
+}
+
 // fakeRunner fails as a host that went away does.
 type fakeRunner struct{ err error }
 

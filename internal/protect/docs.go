@@ -35,7 +35,8 @@ Patterns: a pattern not starting with ` + "`/`" + ` matches at any depth (` + "`
 ` + "`~/.ssh`" + `, ` + "`/root/.ssh`" + ` and any other ` + "`.ssh`" + ` directory); ` + "`**`" + ` is any number of
 directories, including none, so ` + "`X/**`" + ` is X and everything under it; ` + "`*`" + `, ` + "`?`" + `
 and ` + "`[…]`" + ` match within one name. Matching ignores case. A shell glob target is
-judged by whether it *could* match a protected path.
+judged by whether it *could* match a protected path (a ` + "`**`" + ` in it
+is not taken to stand for a protected directory's name).
 
 When several rows match, the most severe tier wins.
 

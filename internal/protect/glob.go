@@ -294,8 +294,12 @@ func matchNames(p []comp, names []string) bool {
 	return len(names) == 0
 }
 
-// intersects reports whether some path matches both patterns.
-func intersects(a, b []comp) bool {
+// intersects reports whether some path matches both patterns. With
+// deep, b's "**" may stand for names a spells out; without it, it
+// stands only for names a leaves open (its own "**" or wildcards): a
+// glob that searches everywhere below a directory is not taken to name
+// every protected directory that could sit there.
+func intersects(a, b []comp, deep bool) bool {
 	w := len(b) + 1
 	var small [256]bool
 	seen := small[:]
@@ -317,7 +321,7 @@ func intersects(a, b []comp) bool {
 			}
 		}
 		if j < len(b) && b[j].anyDepth {
-			if visit(i, j+1) || (i < len(a) && !a[i].anyDepth && (!b[j].noDot || compsIntersect(a[i], starComp, true)) && visit(i+1, j)) {
+			if visit(i, j+1) || (i < len(a) && !a[i].anyDepth && (deep || !a[i].isLit) && (!b[j].noDot || compsIntersect(a[i], starComp, true)) && visit(i+1, j)) {
 				return true
 			}
 		}

@@ -316,7 +316,9 @@ func (t *Table) MatchPattern(glob string, acc Access) Match {
 
 // MatchGlob judges a shell glob (path.Match syntax per name, "**" any
 // depth as with globstar): it matches an entry when some path could
-// match both the glob and the entry. Without dotglob a name of the glob
+// match both the glob and the entry — where the glob's "**" does not
+// stand for a directory the entry names (x/**/*.go is not taken to
+// reach x/.config/warden/; x/**/id_rsa reaches an id_rsa anywhere). Without dotglob a name of the glob
 // that does not start with a literal "." cannot match a hidden name, as
 // in bash ("*" does not match ".ssh"). A relative glob is judged as
 // Match judges a relative path. Exceptions and device shapes apply only
@@ -350,7 +352,7 @@ func (t *Table) MatchGlob(glob string, acc Access, dotglob bool) Match {
 		if !abs && (len(e.pat) == 0 || !e.pat[0].anyDepth) {
 			continue // anchored entries need a known directory
 		}
-		if quickMiss(e, gc) || !intersects(e.pat, gc) {
+		if quickMiss(e, gc) || !intersects(e.pat, gc, false) {
 			continue
 		}
 		if literal {
@@ -408,7 +410,7 @@ func (t *Table) MatchTree(abs string, acc Access) Match {
 			continue
 		}
 		if !e.pat[0].anyDepth {
-			if isAbs && intersects(e.pat, below) {
+			if isAbs && intersects(e.pat, below, true) {
 				m = e.match()
 			}
 			continue

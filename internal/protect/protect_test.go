@@ -151,8 +151,9 @@ func TestMatchPattern(t *testing.T) {
 		{"/home/u/.*", Write, ClassAgentConfig},
 		{"/home/u/.b*", Write, ClassShellRC},
 		{"/home/u/*rc", Write, ""},
-		{"/work/*/authorized_keys", Write, ""},         // * skips hidden directories
-		{"/work/**/authorized_keys", Write, ClassSelf}, // could be .../Library/Application Support/warden/
+		{"/work/*/authorized_keys", Write, ""},  // * skips hidden directories
+		{"/work/**/authorized_keys", Write, ""}, // ** does not stand for a protected directory
+		{"/work/**/id_rsa", Read, ClassReadSSH},
 		{"/home/*/.ssh/*", Write, ClassSSH},
 		{"/dev/nvme?n1", Write, ClassDiskWrite},
 		{"/dev/sd[a-c]", Write, ClassDiskWrite},

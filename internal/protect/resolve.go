@@ -65,7 +65,9 @@ const maxLinks = 40
 //   - with an FS, the path the kernel would open: symlinks of existing
 //     components followed as they are met, ".." taken from the
 //     directory a link led to, a dangling link continued to the path
-//     it names (a write there creates it), loops cut at 40 links.
+//     it names (a write there creates it), loops cut at 40 links; and
+//     the same for the lexically cleaned name, which is what a program
+//     that normalises paths before opening them reaches.
 //
 // Without a known Cwd a relative path is returned cleaned and relative.
 // The result is never empty for a non-empty p.
@@ -98,7 +100,10 @@ func Resolve(env Env, p string) []string {
 		add(path.Join(env.Cwd, rest))
 	}
 	if env.FS != nil {
-		for _, r := range physical(env.FS, p) {
+		// The kernel's reading of the name as given, and of the name
+		// cleaned first (as a program that normalises paths before
+		// opening them reads it).
+		for _, r := range append(physical(env.FS, p), physical(env.FS, lex)...) {
 			add(r)
 			if rest, ok := procRoot(r); ok {
 				add(rest)
