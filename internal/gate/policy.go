@@ -146,8 +146,25 @@ func (p *Policy) resolveEnv(dir string) protect.Env {
 	return protect.Env{Cwd: dir, Home: home, Homes: p.homes, FS: p.fs}
 }
 
-// Analyse analyses a shell command with this policy's protected paths.
-func (p *Policy) Analyse(cmd string) *shell.Analysis { return p.analyser.Analyze(cmd) }
+// Analyse analyses a shell command with this policy's protected paths,
+// in no particular directory.
+func (p *Policy) Analyse(cmd string) *shell.Analysis { return p.AnalyseIn(cmd, "") }
+
+// AnalyseIn analyses a shell command that runs in dir (the directory the
+// owner's terminal is in, or the hook's cwd; "" when unknown): relative
+// paths, ~ and symlinks resolve as they will when it runs, against the
+// policy's protected-path table.
+func (p *Policy) AnalyseIn(cmd, dir string) *shell.Analysis {
+	o := p.analyser
+	if path.IsAbs(dir) {
+		o.Cwd = path.Clean(dir)
+	}
+	if p.home != "" && p.home != "." {
+		o.Home = p.home
+	}
+	o.Homes, o.FS, o.Protect = p.homes, p.fs, p.table
+	return o.Analyze(cmd)
+}
 
 // Digest is the SHA-256 of the config text the policy was compiled from
 // ("" for the defaults); audit records carry it.

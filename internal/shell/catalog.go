@@ -59,7 +59,6 @@ var (
 	clsExfilSecret   = def("network", "net.exfil_secret", TierHardline, "upload of a credential file (private key, cloud or registry credentials, token)")
 )
 
-
 // Dangerous classes: need approval.
 var (
 	clsDeleteRecursive  = def("delete", "delete.recursive", TierDangerous, "recursive delete")
