@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wardenhq/warden/internal/codescan"
 	"github.com/wardenhq/warden/internal/protect"
 )
 
@@ -64,6 +65,7 @@ var (
 	clsDeleteRecursive  = def("delete", "delete.recursive", TierDangerous, "recursive delete")
 	clsDeleteForce      = def("delete", "delete.force", TierDangerous, "forced delete")
 	clsDeleteAbsolute   = def("delete", "delete.absolute", TierDangerous, "delete of an absolute path outside temporary directories")
+	clsDeleteUnknown    = def("delete", "delete.unknown", TierDangerous, "delete of a path known only at run time")
 	clsDeleteFind       = def("delete", "delete.find", TierDangerous, "find with -delete or -exec rm")
 	clsDeleteXargs      = def("delete", "delete.xargs", TierDangerous, "xargs rm (deletes paths read from input)")
 	clsPermWorld        = def("perms", "perm.world_writable", TierDangerous, "world-writable permissions")
@@ -116,6 +118,14 @@ var (
 	clsWinDisk          = def("windows", "win.disk", TierDangerous, "Windows disk format, wipe or backup deletion")
 	clsWinProcess       = def("windows", "win.process_kill", TierDangerous, "Windows forced process or service stop")
 	clsWinSystem        = def("windows", "win.system", TierDangerous, "Windows registry, boot or ACL change")
+)
+
+// Classes of what inline code does that no command expresses
+// (internal/codescan's findings).
+var (
+	_ = opaque("code", codescan.ClassEval, TierDangerous, "code evaluates code it builds at run time")
+	_ = def("code", codescan.ClassNative, TierDangerous, "code loads native code or calls the C library")
+	_ = def("network", codescan.ClassNetwork, TierDangerous, "code opens a network connection")
 )
 
 // The protected-path table's classes (internal/protect) are the

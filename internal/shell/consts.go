@@ -19,6 +19,9 @@ import (
 type constVal struct {
 	value string
 	after int // offset after which uses see the value
+	// elems are an array's elements (a=(x y z)), when array is set.
+	elems []string
+	array bool
 }
 
 // constants finds the constants of a parsed text.
@@ -90,21 +93,41 @@ func (w *walker) constants(f *syntax.File) map[string]constVal {
 			continue
 		}
 		for _, as := range list {
-			if as.Name == nil || as.Naked || as.Append || as.Index != nil || as.Array != nil {
+			if as.Name == nil || as.Naked || as.Append || as.Index != nil {
 				continue
 			}
 			name := as.Name.Value
 			if assigned[name] != 1 || named[name] {
 				continue
 			}
-			val, ok := staticWord(as.Value)
-			if !ok {
-				continue
+			cv := constVal{after: int(st.End().Offset())}
+			if as.Array != nil {
+				cv.array = true
+				for _, e := range as.Array.Elems {
+					v, ok := staticWord(e.Value)
+					if e.Index != nil || !ok {
+						cv.array = false
+						break
+					}
+					cv.elems = append(cv.elems, uncr(v, w.lvl.cr))
+				}
+				if !cv.array {
+					continue
+				}
+				if len(cv.elems) > 0 {
+					cv.value = cv.elems[0]
+				}
+			} else {
+				val, ok := staticWord(as.Value)
+				if !ok {
+					continue
+				}
+				cv.value = uncr(val, w.lvl.cr)
 			}
 			if out == nil {
 				out = map[string]constVal{}
 			}
-			out[name] = constVal{value: uncr(val, w.lvl.cr), after: int(st.End().Offset())}
+			out[name] = cv
 		}
 	}
 	return out
@@ -175,6 +198,24 @@ func (w *walker) constant(p *syntax.ParamExp) (string, bool) {
 	return c.value, true
 }
 
+// constantArray returns the elements of ${a[@]} or ${a[*]} for a
+// constant array a.
+func (w *walker) constantArray(p *syntax.ParamExp) ([]string, bool) {
+	if len(w.lvl.consts) == 0 || p.Param == nil || p.Excl || p.Length || p.Width || p.Index == nil || p.Slice != nil ||
+		p.Repl != nil || p.Exp != nil || p.NestedParam != nil {
+		return nil, false
+	}
+	idx, ok := p.Index.(*syntax.Word)
+	if !ok || idx.Lit() != "@" && idx.Lit() != "*" {
+		return nil, false
+	}
+	c, ok := w.lvl.consts[p.Param.Value]
+	if !ok || !c.array || int(p.Pos().Offset()) < c.after {
+		return nil, false
+	}
+	return c.elems, true
+}
+
 // foldSubst returns the output of a command substitution that only runs
 // echo or printf with static arguments ($(printf 'mk%s' fs)), without
 // its trailing newlines, as bash substitutes it.
@@ -214,12 +255,15 @@ func (w *walker) arithSubscripts(val string, via []string) {
 	if !strings.Contains(val, "[") || !strings.Contains(val, "$(") && !strings.Contains(val, "`") {
 		return
 	}
-	f, err := parse(val)
+	// Read as a word of a command (": VALUE"), where its substitutions
+	// are plain syntax.
+	text := ": " + val
+	f, err := parse(text)
 	if err != nil {
 		return
 	}
 	saved := w.lvl
-	w.lvl = &level{src: val, outer: saved.outer}
+	w.lvl = &level{src: text, outer: saved.outer}
 	if saved.exact {
 		w.lvl.outer = Span{0, len(w.a.Input)}
 	}

@@ -190,12 +190,15 @@ func ruleContainerExec(c *cmd) {
 	}
 	switch c.name + " " + sub {
 	case "apptainer exec", "singularity exec":
-		if len(ops) >= 2 {
-			c.run(ops[1:], c.name+" exec")
+		// Options, the image, then the command.
+		i := c.skipOptions(2, "B", "bind", "env", "env-file", "H", "home", "o", "overlay", "pwd", "W", "workdir", "security", "network",
+			"network-args", "app", "fusemount", "mount", "scratch", "S", "hostname", "add-caps", "drop-caps", "config", "pid-file", "nv-ccli", "oci")
+		if i+1 < len(c.args) {
+			c.run(c.args[i+1:], c.name+" exec")
 		}
 	case "toolbox run":
-		if len(ops) >= 1 {
-			c.run(ops, "toolbox run")
+		if i := c.skipOptions(2, "c", "container", "d", "distro", "r", "release"); i < len(c.args) {
+			c.run(c.args[i:], "toolbox run")
 		}
 	case "lxc exec", "distrobox enter":
 		if len(after) > 0 {
@@ -213,4 +216,24 @@ func ruleContainerExec(c *cmd) {
 	case "lxc delete", "lxc rm", "lxc stop", "distrobox rm", "distrobox stop", "toolbox rm", "toolbox rmi":
 		c.find(clsContainerLife, c.span)
 	}
+}
+
+// skipOptions returns the index of the first operand from argv[from],
+// skipping options (those named take the next word) and "--".
+func (c *cmd) skipOptions(from int, valued ...string) int {
+	i := from
+	for i < len(c.args) {
+		v := c.args[i].Value
+		if v == "--" {
+			return i + 1
+		}
+		if !strings.HasPrefix(v, "-") || v == "-" {
+			return i
+		}
+		if name := strings.TrimLeft(v, "-"); !strings.Contains(name, "=") && slicesHas(valued, name) {
+			i++
+		}
+		i++
+	}
+	return i
 }

@@ -116,6 +116,48 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
+// TestWeaknessFamilies: each of the weaknesses the analyser was built to
+// close (issue 13, families 1 to 8: raw bytes, options, wrappers, code
+// channels, inline code, what cannot be named, paths, missing classes)
+// has a file of at least 40 cases, positives and look-alike negatives.
+func TestWeaknessFamilies(t *testing.T) {
+	corpus := loadCorpus(t)
+	for i := 1; i <= 10; i++ {
+		files, _ := filepath.Glob(fmt.Sprintf("testdata/corpus/w%02d-*.jsonl", i))
+		if len(files) != 1 {
+			t.Fatalf("family %d: %d files", i, len(files))
+		}
+		n := len(corpus[files[0]])
+		if i <= 8 && n < 40 {
+			t.Errorf("%s: %d cases, want at least 40", files[0], n)
+		}
+	}
+}
+
+// runCorpus checks the cases of the named corpus files (a family's own
+// test, beside its rules).
+func runCorpus(t *testing.T, names ...string) {
+	t.Helper()
+	corpus := loadCorpus(t)
+	for _, name := range names {
+		file := filepath.Join("testdata", "corpus", name+".jsonl")
+		cases, ok := corpus[file]
+		if !ok {
+			t.Fatalf("no corpus file %s", file)
+		}
+		for _, c := range cases {
+			a := c.options().Analyze(c.Cmd)
+			got := a.Classes()
+			slices.Sort(got)
+			want := slices.Clone(c.Classes)
+			slices.Sort(want)
+			if a.Verdict != c.Verdict || !slices.Equal(got, want) {
+				t.Errorf("%s: %q\n  got  %s %v (%s)\n  want %s %v", name, c.Cmd, a.Verdict, got, a.Error, c.Verdict, want)
+			}
+		}
+	}
+}
+
 func writeCorpus(t *testing.T, file string, cases []corpusCase) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -69,9 +69,14 @@ func ruleRm(c *cmd) {
 			c.find(clsDeleteForce, c.span)
 		}
 	}
-	if force && !recursive {
+	if !recursive {
 		for _, op := range ops {
-			if op.Value == "*" || !op.Static && !strings.HasPrefix(op.Value, "$TMPDIR") {
+			if _, ok := c.w.resolvePath(op); !ok {
+				// Whose file it is, is not known: it may be a protected one.
+				c.findDetail(clsDeleteUnknown, op.Span, op.Value)
+				break
+			}
+			if force && op.Value == "*" {
 				c.find(clsDeleteForce, op.Span)
 				break
 			}

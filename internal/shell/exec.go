@@ -59,11 +59,15 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		return idx
 	}
 	c.argPaths()
+	if strings.Contains(args[0].Value, "/") {
+		w.ranFile(idx, args[0], "")
+	}
 	if p, ok := programs[c.name]; ok {
 		p.rule(c)
 	} else if strings.HasPrefix(c.name, "mkfs.") || strings.HasPrefix(c.name, "newfs") {
 		ruleMkfs(c)
-	} else if w.opts.Profile == ProfileStrict && !knownSafe[c.name] {
+	}
+	if w.opts.Profile == ProfileStrict && !knownSafe[c.name] {
 		c.find(clsUnknownProgram, sp)
 	}
 	return idx
@@ -252,7 +256,7 @@ func (c *cmd) unknownName() {
 
 // hardlineShapes are the programs whose hardline shapes an unknown
 // command name is tried as.
-var hardlineShapes = []string{"rm", "shred", "mkfs", "wipefs", "dd", "blkdiscard", "chmod", "chown", "sgdisk", "fdisk", "sfdisk", "parted", "cryptsetup", "nvme"}
+var hardlineShapes = []string{"rm", "shred", "mkfs", "wipefs", "dd", "blkdiscard", "chmod", "chown", "sgdisk", "fdisk", "sfdisk", "parted", "cryptsetup", "nvme", "sh"}
 
 // callFunc walks the body of a function the line defined, where it is
 // called.

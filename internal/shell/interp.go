@@ -3,6 +3,8 @@ package shell
 import (
 	"regexp"
 	"strings"
+
+	"github.com/wardenhq/warden/internal/codescan"
 )
 
 // Code carriers: shells, interpreters and the builtins that run text as
@@ -256,7 +258,7 @@ done:
 		case script.Value == "/dev/stdin" || script.Value == "/proc/self/fd/0" || script.Value == "/dev/fd/0":
 			c.stdinCode("shell")
 		default:
-			c.w.ranFile(c.idx, script)
+			c.w.ranFile(c.idx, script, "sh")
 		}
 	}
 }
@@ -299,7 +301,7 @@ var interpreters = map[string]*interpreter{
 	"perl":       {lang: "perl", spec: spec("+", "e=", "E=", "I=", "M=", "m=", "x?", "i?", "0?#", "l?#", "F=", "C?#", "D?", "d?", "a", "c", "n", "p", "s", "S", "t", "T", "u", "U", "v", "V", "w", "W", "X", "h"), inline: []string{"e", "E"}, stdin: true, edits: []string{"i"}},
 	"ruby":       {lang: "ruby", spec: spec("+", "e=", "I=", "r=", "C=", "F=", "E|encoding=", "x?", "i?", "0?#", "K=", "T?", "W?", "a", "c", "d|debug", "h|help", "l", "n", "p", "s", "S", "v|verbose", "w", "y", "version", "copyright", "enable=", "disable=", "jit", "yjit", "dump="), inline: []string{"e"}, stdin: true, edits: []string{"i"}},
 	"node":       {lang: "node", spec: spec("+!", "e|eval=", "p|print=", "r|require=", "import=", "loader=", "experimental-loader=", "input-type=", "C|conditions=", "c|check", "i|interactive", "v|version", "h|help", "inspect?", "inspect-brk?", "title=", "stack-size=", "max-old-space-size=", "env-file=", "watch", "test", "enable-source-maps", "no-warnings", "experimental-vm-modules", "experimental-strip-types", "trace-warnings"), inline: []string{"e", "p"}, stdin: true},
-	"bun":        {lang: "node", spec: spec("+!", "e|eval=", "p|print=", "r|preload=", "watch", "hot", "smol", "cwd=", "env-file=", "i", "b|bun", "silent", "v|version", "h|help", "revision"), inline: []string{"e", "p"}},
+	"bun":        {lang: "node", spec: spec("+!", "e|eval=", "p|print=", "r|preload=", "watch", "hot", "smol", "cwd=", "env-file=", "i", "b|bun", "silent", "v|version", "h|help", "revision"), inline: []string{"e", "p"}, stdin: true},
 	"php":        {lang: "php", spec: spec("+", "r=", "B=", "R=", "F=", "E=", "f=", "d=", "c=", "z=", "t=", "S=", "n", "a", "l", "s", "w", "i", "m", "v", "h", "e", "H", "q"), inline: []string{"r", "B", "R", "E"}, stdin: true},
 	"lua":        {lang: "lua", spec: spec("+", "e=", "l=", "i", "v", "E", "W"), inline: []string{"e"}, stdin: true},
 	"luajit":     {lang: "lua", spec: spec("+", "e=", "l=", "b=", "j=", "O?", "i", "v", "E"), inline: []string{"e"}, stdin: true},
@@ -372,6 +374,17 @@ func ruleInterp(c *cmd) {
 		}
 		return
 	}
+	if c.name == "bun" && len(p.operands) > 0 {
+		switch p.operands[0].Value {
+		case "x":
+			if len(p.operands) > 1 {
+				c.run(p.operands[1:], "bun x")
+			}
+			return
+		case "run":
+			p.operands = p.operands[1:]
+		}
+	}
 	if m, ok := p.value(in.module...); ok {
 		if (m.Value == "pip" || m.Value == "pip3") && c.name != "ipython" {
 			args := append([]Arg{{Value: "pip", Static: true, Span: m.Span}}, p.operands...)
@@ -385,7 +398,7 @@ func ruleInterp(c *cmd) {
 		}
 		return
 	}
-	c.w.ranFile(c.idx, p.operands[0])
+	c.w.ranFile(c.idx, p.operands[0], in.lang)
 }
 
 // ruleDeno: deno eval CODE, deno run - (stdin), deno run FILE.
@@ -413,38 +426,90 @@ func ruleDeno(c *cmd) {
 	}
 }
 
-// inlineCode judges program text run by an interpreter: the code
-// analyser reads it as the code tool would (codescan); until it can, the
-// code is something warden could not see into.
+// inlineCode judges program text run by an interpreter with the code
+// analyser the code tool is judged by (internal/codescan), so the same
+// source gets the same verdict either way.
 func (c *cmd) inlineCode(lang string, src Arg, how string) {
 	c.w.code(c.idx, lang, src, appendVia(c.via, how))
 }
 
-// code judges program text in lang: the commands it would run are
-// analysed as shell, and what it does to files and the network is added;
-// code the analyser cannot read completely is opaque.
+// code judges program text in lang: the shell commands equivalent to
+// what it does (its spawns, file and network operations) are analysed
+// here as one script, its other findings are added, and code the
+// analyser could not read completely (or at all: a language it does not
+// know, text computed at run time) is opaque.
 func (w *walker) code(idx int, lang string, src Arg, via []string) {
 	if !src.Static {
 		w.a.Dynamic = true
-		w.find(idx, clsDynamic, src.Span)
+		w.findDetail(idx, clsDynamic, src.Span, lang+" code computed at run time")
 		w.remoteSubst(idx, src)
-	}
-	w.findDetail(idx, clsInlineCode, src.Span, lang+" code")
-}
-
-// ranFile notes a program run from a file: a script it may have written
-// earlier in the same line is judged by what was written (write then run).
-func (w *walker) ranFile(idx int, f Arg) {
-	if !f.Static {
 		return
 	}
-	if text, ok := w.written[w.pathKey(f.Value)]; ok {
-		if text.known {
-			w.payload(text.text, appendVia(w.a.Commands[idx].Via, "script written earlier"), f.Span, -1, stdin{})
+	canon, ok := codescan.Language(lang)
+	if !ok {
+		w.findDetail(idx, clsInlineCode, src.Span, lang+" code, which warden cannot read")
+		return
+	}
+	if canon == codescan.Shell {
+		w.payload(src.Value, via, src.Span, int(src.off)-1, stdin{})
+		return
+	}
+	r := codescan.Analyze(canon, src.Value)
+	if len(r.Commands) > 0 {
+		script := strings.Join(r.Commands, "\n")
+		if _, err := parse(script); err == nil {
+			w.payload(script, appendVia(via, canon+" code does"), src.Span, -1, stdin{})
 		} else {
-			w.findDetail(idx, clsWriteRun, f.Span, "runs "+f.Value+", written earlier in the line")
+			r.Complete = false
+			r.Reasons = append(r.Reasons, "its effects could not be read as commands")
 		}
 	}
+	for _, f := range r.Findings {
+		tier := TierDangerous
+		if f.Tier == codescan.Hardline {
+			tier = TierHardline
+		}
+		w.findTier(idx, f.Class, tier, src.Span, f.Description)
+	}
+	if !r.Complete {
+		w.findDetail(idx, clsInlineCode, src.Span, canon+" code: "+strings.Join(r.Reasons, "; "))
+	}
+}
+
+// ranFile notes a program run from a file, by an interpreter of lang (""
+// for the file's own #! line, or shell): a script the line wrote earlier
+// is judged by what was written (write then run); one whose text is not
+// known is exec.write_run.
+func (w *walker) ranFile(idx int, f Arg, lang string) {
+	if !f.Static || len(w.written) == 0 {
+		return
+	}
+	text, ok := w.written[w.pathKey(f.Value)]
+	if !ok {
+		return
+	}
+	if !text.known {
+		w.findDetail(idx, clsWriteRun, f.Span, "runs "+f.Value+", written earlier in the line")
+		return
+	}
+	if lang == "" {
+		lang = "sh"
+		if first, _, _ := strings.Cut(text.text, "\n"); strings.HasPrefix(first, "#!") {
+			fields := strings.Fields(strings.TrimPrefix(first, "#!"))
+			if len(fields) > 0 {
+				lang = cmdName(fields[0])
+				if lang == "env" && len(fields) > 1 {
+					lang = cmdName(fields[len(fields)-1])
+				}
+			}
+		}
+	}
+	via := appendVia(w.a.Commands[idx].Via, "script written earlier")
+	if shells[lang] {
+		w.payload(text.text, via, f.Span, -1, stdin{})
+		return
+	}
+	w.code(idx, lang, Arg{Value: text.text, Static: true, Span: f.Span}, via)
 }
 
 // ruleEval runs its arguments, joined with spaces, as shell code.
@@ -487,7 +552,7 @@ func ruleSource(c *cmd) {
 	case f.Value == "/dev/stdin" || f.Value == "-" || f.Value == "/proc/self/fd/0" || f.Value == "/dev/fd/0":
 		c.stdinCode("shell")
 	default:
-		c.w.ranFile(c.idx, f)
+		c.w.ranFile(c.idx, f, "sh")
 	}
 }
 

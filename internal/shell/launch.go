@@ -37,6 +37,9 @@ type launcher struct {
 	// after: the command follows "--" only (kubectl exec, distrobox);
 	// without "--" the operands are the launcher's own.
 	after bool
+	// posFirst: the positional operands come before the options
+	// (setarch ARCH [options] PROGRAM).
+	posFirst bool
 	// doc is a short note for the docs.
 	doc string
 }
@@ -44,7 +47,7 @@ type launcher struct {
 // launchers is the catalogue of launchers, by program name.
 var launchers = map[string]*launcher{
 	"sudo": {
-		spec: spec("+", "A|askpass", "b|background", "B|bell", "C|close-from=", "c|login-class=", "D|chdir=", "E|preserve-env?",
+		spec: spec("+", "A|askpass", "b|background", "B|bell", "C|close-from=", "c|login-class=", "D|chdir=", "E", "preserve-env?",
 			"e|edit", "g|group=", "H|set-home", "h|help", "host=", "i|login", "K|remove-timestamp", "k|reset-timestamp", "l|list",
 			"N|no-update", "n|non-interactive", "P|preserve-groups", "p|prompt=", "R|chroot=", "r|role=", "S|stdin", "s|shell",
 			"T|command-timeout=", "t|type=", "U|other-user=", "u|user=", "V|version", "v|validate", "a|auth-type="),
@@ -176,10 +179,10 @@ var launchers = map[string]*launcher{
 		user: true,
 	},
 	"setarch": {
-		spec: spec("", "R|addr-no-randomize", "F|fdpic-funcptrs", "Z|mmap-page-zero", "L|addr-compat-layout",
+		spec: spec("+", "R|addr-no-randomize", "F|fdpic-funcptrs", "Z|mmap-page-zero", "L|addr-compat-layout",
 			"X|read-implies-exec", "B|32bit", "I|short-inode", "S|whole-seconds", "T|sticky-timeouts", "3|3gb", "4gb",
 			"uname-2.6", "v|verbose", "list", "h|help", "V|version"),
-		positional: 1, bare: "shell", inspect: []string{"list", "h", "V"},
+		positional: 1, posFirst: true, bare: "shell", inspect: []string{"list", "h", "V"},
 	},
 	"daemonize":   {spec: spec("+", "a", "c=", "e=", "E=", "o=", "p=", "l=", "u=", "v")},
 	"dbus-launch": {spec: spec("+", "sh-syntax", "csh-syntax", "auto-syntax", "close-stderr", "exit-with-session", "exit-with-x11", "autolaunch=", "config-file=", "binary-syntax", "version", "help")},
@@ -242,7 +245,13 @@ func privileged(via []string) bool {
 // ruleLaunch is the rule of every launcher in the catalogue.
 func ruleLaunch(c *cmd) {
 	l := launchers[c.name]
-	p := c.parse(l.spec)
+	var p opts
+	if l.posFirst {
+		p = parseOpts(l.spec, c.args, 1+l.positional)
+		c.explain(&p)
+	} else {
+		p = c.parse(l.spec)
+	}
 	if p.has(l.inspect...) {
 		if c.name == "sudo" && p.has("e") {
 			c.writes(p.operands) // sudoedit
@@ -286,6 +295,9 @@ func ruleLaunch(c *cmd) {
 
 // launchRest runs what a launcher runs from its operands.
 func (c *cmd) launchRest(l *launcher, rest []Arg, alt bool) {
+	if l.posFirst {
+		l = &launcher{spec: l.spec, bare: l.bare, user: l.user} // the positional operands are read
+	}
 	if len(rest) < l.positional {
 		return
 	}

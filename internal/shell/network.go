@@ -127,6 +127,7 @@ func (c *cmd) uploadFiles(files []Arg) {
 		cls, tier, d := c.w.argClass(f, accRead)
 		switch {
 		case isSecretRead(cls):
+			c.w.findTier(c.idx, cls, tier, f.Span, d)
 			c.findDetail(clsExfilSecret, f.Span, d)
 		case cls == clsWardenSelf:
 			c.w.findTier(c.idx, clsWardenSelf, tier, f.Span, d)
@@ -287,8 +288,15 @@ func ruleNetcat(c *cmd) {
 		return
 	}
 	c.w.meta[c.idx].sends = true
-	if c.in.kind == stdinFile && c.in.file.Value != "" {
-		c.uploadFiles([]Arg{c.in.file})
+	switch c.in.kind {
+	case stdinFile:
+		if c.in.file.Value != "" {
+			c.uploadFiles([]Arg{c.in.file})
+		}
+	case stdinText:
+		c.findDetail(clsUpload, c.span, "standard input")
+	case stdinPipe:
+		c.w.meta[c.idx].pipeUpload = true // judged with the pipeline
 	}
 }
 

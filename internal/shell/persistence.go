@@ -42,7 +42,7 @@ func ruleAt(c *cmd) {
 	}
 	c.findDetail(clsPersist, c.span, c.name+" schedules commands")
 	if f, ok := p.value("f"); ok {
-		c.w.ranFile(c.idx, f)
+		c.w.ranFile(c.idx, f, "sh")
 		return
 	}
 	c.stdinCode("shell")

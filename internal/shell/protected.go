@@ -71,11 +71,34 @@ func (w *walker) pathClass(p string, acc access) (string, Tier, string) {
 	if acc&accWrite != 0 && abs == "/proc/sysrq-trigger" {
 		return clsShutdown, TierHardline, abs
 	}
+	if d, ok := w.ownerWarden(abs); ok {
+		return clsWardenSelf, TierHardline, abs + " (warden's own, from the owner's " + d + ")"
+	}
 	m := w.match(p, acc)
 	if !m.Protected() {
 		return "", "", ""
 	}
 	return m.Class, tierOf(m.Tier), describeMatch(abs, m)
+}
+
+// ownerWarden reports a path under warden's directories as the owner's
+// terminal names them ($XDG_CONFIG_HOME/warden, $XDG_STATE_HOME/warden,
+// $WARDEN_STATE): warden run there would read them.
+func (w *walker) ownerWarden(abs string) (string, bool) {
+	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME", "WARDEN_STATE"} {
+		d := w.opts.Env[v]
+		if !path.IsAbs(d) {
+			continue
+		}
+		d = path.Clean(d)
+		if v != "WARDEN_STATE" {
+			d += "/warden"
+		}
+		if abs == d || strings.HasPrefix(abs, d+"/") || globMatch(abs, d) {
+			return "$" + v, true
+		}
+	}
+	return "", false
 }
 
 // patternClass returns the class of accessing any protected path the
@@ -84,6 +107,9 @@ func (w *walker) patternClass(g string, acc access) (string, Tier, string) {
 	g = w.absPath(g)
 	if acc&accWrite != 0 && devicePattern(g) {
 		return clsDiskWrite, TierHardline, g
+	}
+	if d, ok := w.ownerWarden(path.Dir(g)); ok {
+		return clsWardenSelf, TierHardline, g + " (warden's own, from the owner's " + d + ")"
 	}
 	if !w.globstar {
 		// Without globstar, ** is *: one name.

@@ -11,7 +11,7 @@ import "strings"
 var _ = family(func() {
 	register("tools", ruleRg, "rg")
 	register("tools", func(c *cmd) { c.optionPrograms("--compress-program") }, "sort")
-	register("tools", func(c *cmd) { c.optionPrograms("--pager") }, "ag")
+	register("tools", func(c *cmd) { c.optionPrograms("--pager"); c.recursiveReads(true) }, "ag")
 	register("tools", ruleMan, "man")
 	register("tools", func(c *cmd) { c.optionPrograms("-z") }, "tcpdump")
 	register("tools", ruleVim, "vim", "vi", "nvim", "view", "ex", "vimdiff", "gvim", "rvim", "nvi", "elvis")
@@ -25,6 +25,7 @@ var _ = family(func() {
 		"terminator", "urxvt", "rxvt", "st", "foot", "tilix", "lxterminal", "mate-terminal", "qterminal", "x-terminal-emulator", "terminology", "sakura", "guake", "cool-retro-term")
 	register("tools", ruleSecretTool, "security", "secret-tool", "pass", "gopass", "op", "vault", "bw", "lpass", "keyring", "kwallet-query", "gpg", "gpg2", "age", "sops", "aws-vault", "doppler", "chamber")
 	register("tools", ruleMake, "make", "gmake")
+	register("tools", ruleGrep, "grep", "egrep", "fgrep", "ack", "ugrep")
 })
 
 // optionPrograms flags the named program-bearing options and analyses
@@ -82,7 +83,42 @@ func knownHelper(a Arg) bool {
 	return true
 }
 
-func ruleRg(c *cmd) { c.optionPrograms("--pre", "--hostname-bin") }
+func ruleRg(c *cmd) {
+	c.optionPrograms("--pre", "--hostname-bin")
+	c.recursiveReads(true)
+}
+
+var grepSpec = spec("", "e|regexp=", "f|file=", "m|max-count=", "A|after-context=", "B|before-context=", "C|context=", "d|directories=",
+	"D|devices=", "exclude=", "exclude-from=", "exclude-dir=", "include=", "label=", "group-separator=", "binary-files=", "color|colour?",
+	"r|recursive", "R|dereference-recursive", "E|extended-regexp", "F|fixed-strings", "G|basic-regexp", "P|perl-regexp", "i|ignore-case",
+	"no-ignore-case", "v|invert-match", "w|word-regexp", "x|line-regexp", "c|count", "L|files-without-match", "l|files-with-matches",
+	"o|only-matching", "q|quiet|silent", "s|no-messages", "b|byte-offset", "H|with-filename", "h|no-filename", "n|line-number",
+	"T|initial-tab", "Z|null", "z|null-data", "a|text", "I", "U|binary", "line-buffered", "V|version", "help", "y")
+
+// ruleGrep: a recursive grep reads whole trees (a home directory holds
+// keys); its operands are read like any command's.
+func ruleGrep(c *cmd) {
+	p := c.parse(grepSpec)
+	if p.has("r", "R") {
+		c.recursiveReads(false)
+	}
+}
+
+// recursiveReads judges the operands of a recursive reader as trees
+// (all of them for rg and ag, which search directories by default; the
+// first is the pattern for grep).
+func (c *cmd) recursiveReads(all bool) {
+	var ops []Arg
+	for _, a := range c.args[1:] {
+		if !strings.HasPrefix(a.Value, "-") {
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) > 0 && (!all || c.name == "rg" || c.name == "ag") {
+		ops = ops[1:] // the pattern
+	}
+	c.tree(ops, accRead)
+}
 
 // ruleMan: -P/--pager name a program; -H/--html open a browser.
 func ruleMan(c *cmd) {
@@ -308,7 +344,13 @@ func ruleScreen(c *cmd) {
 		case v == "-X":
 			rest := c.args[i+1:]
 			if len(rest) >= 2 && rest[0].Value == "stuff" {
-				c.codeText(rest[1:], "screen stuff")
+				// screen turns \n and ^M into the Enter that runs the text.
+				text := append([]Arg(nil), rest[1:]...)
+				for i := range text {
+					text[i].Value = strings.NewReplacer(`\n`, "\n", `\r`, "\n", "^M", "\n", "^J", "\n").Replace(text[i].Value)
+					text[i].off = 0
+				}
+				c.codeText(text, "screen stuff")
 			}
 			if len(rest) >= 1 && (rest[0].Value == "exec" || rest[0].Value == "screen") {
 				c.run(rest[1:], "screen -X "+rest[0].Value)

@@ -74,6 +74,9 @@ type meta struct {
 	output   string // static text it writes to stdout (echo, printf)
 	hasOut   bool
 	sends    bool // sends its stdin to another host
+	// pipeUpload: a raw socket sender fed by a pipe; an upload unless
+	// what flows in is static text (a request written inline).
+	pipeUpload bool
 }
 
 type walker struct {
@@ -680,6 +683,9 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, via []string, in stdin) {
 			if senders[w.a.Commands[c].key()] || w.meta[c].sends {
 				w.exfil(starts[0], starts[i], c)
 			}
+			if w.meta[c].pipeUpload && !(starts[i]-starts[i-1] == 1 && w.meta[starts[i-1]].hasOut) {
+				w.findDetail(c, clsUpload, w.a.Commands[c].Span, "what the pipe sends")
+			}
 			if w.meta[c].consumer == "" {
 				continue
 			}
@@ -724,7 +730,7 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 			w.payload(w.meta[prevStart].output, appendVia(cmd.Via, cmd.Name()+" <pipe"), w.a.Commands[prevStart].Span, -1, stdin{})
 			return
 		}
-		w.find(-1, clsInlineCode, cmd.Span)
+		w.code(c, cmd.key(), Arg{Value: w.meta[prevStart].output, Static: true, Span: w.a.Commands[prevStart].Span}, appendVia(cmd.Via, cmd.Name()+" <pipe"))
 		return
 	}
 	w.find(-1, clsStdinShell, cmd.Span)

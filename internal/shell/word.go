@@ -96,6 +96,16 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 						b.add(v)
 						continue
 					}
+					if elems, ok := w.constantArray(q); ok {
+						// "${a[@]}": one word per element.
+						for i, e := range elems {
+							if i > 0 {
+								out = flushArg(out, b, &cur)
+							}
+							b.add(e)
+						}
+						continue
+					}
 				case *syntax.CmdSubst:
 					if v, ok := w.foldSubst(q); ok {
 						b.add(v)
@@ -116,6 +126,10 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 			}
 			if v, ok := w.constant(p); ok {
 				out = splitInto(out, b, &cur, v)
+				continue
+			}
+			if elems, ok := w.constantArray(p); ok {
+				out = splitInto(out, b, &cur, strings.Join(elems, " "))
 				continue
 			}
 			cur.Static = false
