@@ -121,7 +121,9 @@ func (g *Gate) assess(p *Policy, act action.Action, t *table) (*assessment, erro
 
 func (p *Policy) assessShell(cmd, dir, kind string, t *table) *assessment {
 	a := p.AnalyseIn(cmd, dir)
-	as := &assessment{kind: action.Shell, what: kind + " `" + oneLine(a.Input) + "`", analysis: a, classes: a.Classes(), shells: []*shell.Analysis{a}}
+	// The command as it will run, what could hide or disguise itself
+	// escaped (\u00a0), never a cleaned-up reading.
+	as := &assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a, classes: a.Classes(), shells: []*shell.Analysis{a}}
 	p.floors(as, []*shell.Analysis{a}, nil, dir, t)
 	return as
 }

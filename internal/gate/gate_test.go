@@ -206,6 +206,8 @@ func TestDecideRules(t *testing.T) {
 		{"opaque shell not bypassed by a container", setup{}, web, action.NewShell("$CMD").On("docker"), Ask, RuleHuman},
 		{"opaque shell not covered by a prefix grant", setup{grants: []grant.Grant{sessionGrant("s1", grant.Prefix, "bash *")}}, web, action.NewShell("bash -c \"$X\""), Ask, RuleHuman},
 		{"opaque shell denied unattended even with cron_mode approve", setup{yaml: "approvals:\n  cron_mode: approve\n"}, cron("j1"), action.NewShell("sh <<< \"$PAYLOAD\""), Deny, RuleOpaque},
+		{"strict profile asks about unknown programs", setup{yaml: "analysis:\n  profile: strict\n"}, web, action.NewShell("frobnicate --all"), Ask, RuleHuman},
+		{"default profile runs unknown programs", setup{}, web, action.NewShell("frobnicate --all"), Allow, RuleSafe},
 		{"seen-through shell still bypassed by yolo", setup{yolo: []string{"s1"}}, web, action.NewShell("X=build; rm -rf \"$X\""), Allow, RuleSessionYolo},
 		{"code opaque not bypassed by mode off", setup{yaml: "approvals:\n  mode: \"off\"\n"}, web, action.NewCode("python", "eval(input())"), Ask, RuleHuman},
 		{"code readable dangerous bypassed by mode off", setup{yaml: "approvals:\n  mode: \"off\"\n"}, web, action.NewCode("python", "import os\nos.system('git push --force')"), Allow, RuleModeOff},

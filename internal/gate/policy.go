@@ -106,6 +106,7 @@ func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
 			p.analyser.ProtectedPaths = append(p.analyser.ProtectedPaths, path.Clean(pp))
 		}
 	}
+	p.analyser.Profile = cfg.Analysis.Profile
 	p.fs, p.homes = paths.FS, paths.Homes
 	if p.fs == nil {
 		p.fs = protect.OSFS{}
