@@ -184,7 +184,7 @@ func simpleCommands(src string) ([]string, bool) {
 			words := make([]string, len(c.Args))
 			for i, w := range c.Args {
 				words[i] = uncr(text[w.Pos().Offset():w.End().Offset()], cr)
-				if strings.ContainsAny(words[i], "`\n") || strings.Contains(words[i], "$(") || strings.Contains(words[i], "${") {
+				if strings.ContainsAny(words[i], "`\n(") || strings.Contains(words[i], "${") {
 					return false // bash prints these differently
 				}
 			}
