@@ -237,3 +237,15 @@ type dirState struct {
 	path  string
 	known bool
 }
+
+// assignedPath: a variable set to one of warden's own paths is how a
+// later command (in this line or the next call of the session, where it
+// is only $VAR) reaches it: naming it is warden.self_access already.
+func (w *walker) assignedPath(idx int, a Arg) {
+	if !maybePath(a.Value) || strings.ContainsAny(a.Value, " \t\n") {
+		return
+	}
+	if cls, tier, d := w.argClass(a, accRead); cls == clsWardenSelf {
+		w.findTier(idx, cls, tier, a.Span, d)
+	}
+}

@@ -54,11 +54,50 @@ func (w *walker) env() protect.Env {
 // match is the protect verdict of accessing what p names (already
 // expanded: ~ and relative paths are resolved here, with symlinks).
 func (w *walker) match(p string, acc access) protect.Match {
-	if p == "" {
+	if p == "" || w.cannotMatch(p) {
 		return protect.Match{}
 	}
 	return w.table().MatchAll(protect.Resolve(w.env(), p), acc)
 }
+
+// cannotMatch is a cheap test that a relative path in an unknown
+// directory, which does not climb out of it, names nothing the table
+// protects: none of its names is a name of the table, its last name has
+// no protected extension or prefix. (The table matches such a path by
+// what it names at any depth; matching it costs a scan of every entry.)
+func (w *walker) cannotMatch(p string) bool {
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || w.cwd() != "" || w.opts.FS != nil {
+		return false
+	}
+	for _, n := range strings.Split(strings.ToLower(p), "/") {
+		if n == ".." || tableNames[n] || strings.ContainsAny(n, "*?[") {
+			return false
+		}
+	}
+	last := strings.ToLower(path.Base(p))
+	if i := strings.LastIndexByte(last, '.'); i > 0 && protectedExts[last[i:]] {
+		return false
+	}
+	for _, pre := range protectedPrefixes {
+		if strings.HasPrefix(last, pre) {
+			return false
+		}
+	}
+	return !strings.HasPrefix(last, ".env")
+}
+
+// tableNames are the literal names the built-in table's patterns hold.
+var tableNames = func() map[string]bool {
+	m := map[string]bool{"warden": true}
+	for _, e := range protect.New(protect.Paths{}).Entries() {
+		for _, n := range strings.Split(strings.ToLower(e.Pattern), "/") {
+			if n != "" && n != "**" && !strings.ContainsAny(n, "*?[") {
+				m[n] = true
+			}
+		}
+	}
+	return m
+}()
 
 // pathClass returns the class of accessing the path p, the tier, and a
 // detail for the finding. Besides the table: another process's memory,
@@ -143,6 +182,9 @@ func (w *walker) patternClass(g string, acc access) (string, Tier, string) {
 // with it; archiving the home directory reads its keys).
 func (w *walker) treeClass(p string, acc access) (string, Tier, string) {
 	var best protect.Match
+	if w.cannotMatch(p) {
+		return "", "", ""
+	}
 	for _, c := range protect.Resolve(w.env(), p) {
 		c = strings.TrimSuffix(c, "/*")
 		if m := w.table().MatchTree(c, acc); m.Tier > best.Tier {

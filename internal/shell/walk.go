@@ -545,6 +545,7 @@ func (w *walker) decl(d *syntax.DeclClause, via []string) {
 				if args[0].Static {
 					w.arithSubscripts(val, via)
 				}
+				w.assignedPath(idx, args[0])
 			}
 		}
 		w.assignFindings(idx, as.Name.Value, val, w.span(as.Pos(), as.End()), via)
@@ -563,6 +564,7 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 				if args[0].Static {
 					w.arithSubscripts(val, via)
 				}
+				w.assignedPath(-1, args[0])
 			}
 		}
 		if as.Array != nil {
