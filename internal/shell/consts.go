@@ -224,6 +224,10 @@ func (w *walker) foldSubst(cs *syntax.CmdSubst) (string, bool) {
 		return "", false
 	}
 	st := cs.Stmts[0]
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.Pipe && !st.Background && len(st.Redirs) == 0 {
+		out, ok := w.foldPipe(b)
+		return strings.TrimRight(out, "\n"), ok
+	}
 	ce, ok := st.Cmd.(*syntax.CallExpr)
 	if !ok || st.Background || len(st.Redirs) > 0 || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
 		return "", false

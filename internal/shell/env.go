@@ -12,6 +12,12 @@ import (
 
 // assignFindings judges NAME=VALUE set for a command or exported.
 func (w *walker) assignFindings(idx int, name, val string, sp Span, via []string) {
+	if strings.HasPrefix(strings.TrimSpace(val), "() {") {
+		// A function exported through the environment; a bash that
+		// imports it (and, unpatched, runs what follows it).
+		w.findDetail(idx, clsEnvLoader, sp, name+" holds a function")
+		w.dynamicPayload("f"+strings.TrimSpace(val), appendVia(via, name+"= (function)"), sp, stdin{})
+	}
 	switch name {
 	case "PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB":
 		// Project-relative module paths (PYTHONPATH=src pytest) are how
@@ -48,6 +54,25 @@ func (w *walker) assignFindings(idx int, name, val string, sp Span, via []string
 		}
 	case "GIT_CONFIG_PARAMETERS":
 		w.findDetail(idx, clsGitConfigProgram, sp, name)
+	case "HISTFILE", "HISTSIZE", "HISTFILESIZE":
+		if val == "" || val == "0" || val == "/dev/null" {
+			w.findDetail(idx, clsHistoryErase, sp, name+"="+val)
+		}
+	case "PATH":
+		if val == "" {
+			return
+		}
+		// A temporary or relative directory first on PATH lets whatever
+		// is written there run instead of the system's programs.
+		for _, p := range strings.Split(val, ":") {
+			if p == "$PATH" || p == "${PATH}" {
+				break
+			}
+			if p == "" || p == "." || isTemp(p+"/x") || strings.HasPrefix(p, "/tmp") || strings.HasPrefix(p, "/dev/shm") {
+				w.findDetail(idx, clsEnvLoader, sp, "PATH starts with "+p)
+				break
+			}
+		}
 	default:
 		if strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") || name == "GIT_CONFIG_COUNT" {
 			w.gitEnvConfig(idx, sp, via)

@@ -49,6 +49,9 @@ func ruleChmod(c *cmd) {
 	if mode != nil && worldWritable(mode.Value) {
 		c.find(clsPermWorld, mode.Span)
 	}
+	if mode != nil && setuidMode(mode.Value) {
+		c.find(clsSetuid, mode.Span)
+	}
 	if p.has("R") {
 		c.systemRecursive(targets)
 	}
@@ -131,4 +134,46 @@ func ruleChattr(c *cmd) {
 		ops = ops[1:] // the ACL spec
 	}
 	c.writes(ops)
+}
+
+// setuidMode reports a mode that sets the setuid bit: 4755, u+s, +s.
+// (setgid on a directory, 2775 or g+s, is how shared directories work.)
+func setuidMode(mode string) bool {
+	if numericMode.MatchString(mode) {
+		return len(mode) == 4 && (mode[0] == '4' || mode[0] == '5' || mode[0] == '6' || mode[0] == '7')
+	}
+	for _, clause := range strings.Split(mode, ",") {
+		if who, perm, ok := cutAny(clause, "+="); ok && strings.Contains(perm, "s") && (who == "" || strings.ContainsAny(who, "ua")) {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = family(func() {
+	register("privilege", ruleAccount, "usermod", "useradd", "userdel", "groupadd", "groupdel", "gpasswd", "passwd", "chpasswd",
+		"adduser", "deluser", "addgroup", "delgroup", "visudo", "vipw", "vigr", "pwck", "chage", "dscl", "sysadminctl")
+})
+
+// ruleAccount: account and group changes; reading (passwd -S, chage -l)
+// is not one.
+func ruleAccount(c *cmd) {
+	switch c.name {
+	case "passwd", "chage":
+		if hasWord(c.args, "-S", "--status", "-l", "--list") && c.name == "chage" || hasWord(c.args, "-S", "--status") {
+			return
+		}
+	case "dscl":
+		if !hasWord(c.args, "-create", "-append", "-delete", "-passwd", "-change", "-merge") {
+			return
+		}
+	case "pwck":
+		if !hasWord(c.args, "-q") && hasWord(c.args, "-r", "--read-only") {
+			return
+		}
+	}
+	if len(c.args) == 1 && c.name != "passwd" && c.name != "visudo" && c.name != "vipw" && c.name != "vigr" {
+		return // usage
+	}
+	c.find(clsAccount, c.span)
 }

@@ -19,6 +19,7 @@ var _ = family(func() {
 	register("system", ruleLoginctl, "loginctl")
 	register("system", ruleKexec, "kexec")
 	register("system", ruleRtcwake, "rtcwake")
+	register("system", ruleHistory, "history", "unset")
 })
 
 var killSignal = regexp.MustCompile(`^-(9|KILL|SIGKILL|s|n|[0-9]+|[A-Z]+[0-9]*|SIG[A-Z]+[0-9]*)$`)
@@ -240,5 +241,19 @@ func ruleRtcwake(c *cmd) {
 			a.Value == "--mode=off" || a.Value == "-moff" {
 			c.find(clsShutdown, c.span)
 		}
+	}
+}
+
+// ruleHistory: history -c clears the shell's history, -w/-a with a file
+// overwrite one.
+func ruleHistory(c *cmd) {
+	if c.name == "unset" {
+		if hasWord(c.args, "HISTFILE", "HISTSIZE", "HISTFILESIZE") {
+			c.find(clsHistoryErase, c.span)
+		}
+		return
+	}
+	if hasWord(c.args, "-c", "-d", "-cw", "-wc") {
+		c.find(clsHistoryErase, c.span)
 	}
 }

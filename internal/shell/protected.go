@@ -115,10 +115,18 @@ func (w *walker) pathClass(p string, acc access) (string, Tier, string) {
 	}
 	m := w.match(p, acc)
 	if !m.Protected() {
+		if acc&accWrite != 0 && historyFiles[path.Base(abs)] {
+			return clsHistoryErase, TierDangerous, abs
+		}
 		return "", "", ""
 	}
 	return m.Class, tierOf(m.Tier), describeMatch(abs, m)
 }
+
+// historyFiles are shell and client histories: writing one (or deleting
+// it) erases what ran.
+var historyFiles = map[string]bool{".bash_history": true, ".zsh_history": true, ".zhistory": true, ".history": true, ".sh_history": true,
+	"fish_history": true, ".python_history": true, ".node_repl_history": true, ".psql_history": true, ".mysql_history": true, ".lesshst": true}
 
 // ownerWarden reports a path under warden's directories as the owner's
 // terminal names them ($XDG_CONFIG_HOME/warden, $XDG_STATE_HOME/warden,

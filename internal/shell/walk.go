@@ -720,20 +720,22 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 			return
 		}
 	}
+	// Static text, maybe through decoders computed here: read what it
+	// says.
+	if text, ok := w.pipeText(starts, len(starts)-2); ok {
+		sp := w.a.Commands[starts[0]].Span.join(w.a.Commands[prevStart].Span)
+		if w.meta[c].consumer == "shell" {
+			w.nested(text, appendVia(cmd.Via, cmd.Name()+" <pipe"), sp, -1, stdin{}, true)
+			return
+		}
+		w.code(c, cmd.key(), Arg{Value: text, Static: true, Span: sp}, appendVia(cmd.Via, cmd.Name()+" <pipe"))
+		return
+	}
 	for p := starts[0]; p < prevEnd; p++ {
 		if isDecoder(&w.a.Commands[p]) {
 			w.find(-1, clsDecodeExec, w.a.Commands[p].Span.join(cmd.Span))
 			return
 		}
-	}
-	// One static producer right before: read what it prints.
-	if prevEnd-prevStart == 1 && w.meta[prevStart].hasOut && prevStart == starts[len(starts)-2] {
-		if w.meta[c].consumer == "shell" {
-			w.payload(w.meta[prevStart].output, appendVia(cmd.Via, cmd.Name()+" <pipe"), w.a.Commands[prevStart].Span, -1, stdin{})
-			return
-		}
-		w.code(c, cmd.key(), Arg{Value: w.meta[prevStart].output, Static: true, Span: w.a.Commands[prevStart].Span}, appendVia(cmd.Via, cmd.Name()+" <pipe"))
-		return
 	}
 	w.find(-1, clsStdinShell, cmd.Span)
 }
