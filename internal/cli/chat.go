@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,11 +157,16 @@ func openTerminal(stdin io.Reader, stderr io.Writer) *terminal {
 	return t
 }
 
+// currentUser is who answers at this terminal, as far as it is proven:
+// the process's uid (and its name in the password database), at the
+// terminal of this warden chat — not a name from the environment.
 func currentUser() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
+	uid := strconv.Itoa(os.Getuid())
+	who := "uid " + uid
+	if u, err := user.LookupId(uid); err == nil && u.Username != "" {
+		who += " (" + u.Username + ")"
 	}
-	return "uid " + fmt.Sprint(os.Getuid())
+	return who + " at the terminal of warden chat pid " + strconv.Itoa(os.Getpid())
 }
 
 // terminalChannel is the answer channel of an attended chat session: the

@@ -56,7 +56,7 @@ func newRootCmd() *cobra.Command {
 code, file writes, tool calls — through one gate that decides allow, deny or
 ask.
 
-` + exitStatusHelp,
+` + exitStatusGeneral,
 		Version: version(),
 		// Root is runnable only to report a missing command; its usage
 		// line should not suggest "warden [flags]" does something.
@@ -84,6 +84,8 @@ ask.
 		newExecCmd(),
 		newApprovalsCmd(),
 		newGrantsCmd(),
+		newConsoleCmd(),
+		newTokenCmd(),
 		newSessionsCmd(),
 		newAuditCmd(),
 		newCronCmd(),
