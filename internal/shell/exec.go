@@ -311,8 +311,6 @@ func (w *walker) freeCmd(c *cmd) {
 	w.free = append(w.free, c)
 }
 
-func (c *cmd) lastSpan() Span { return c.args[len(c.args)-1].Span }
-
 // words returns the values of args.
 func words(args []Arg) []string {
 	out := make([]string, len(args))

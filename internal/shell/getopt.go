@@ -237,7 +237,7 @@ func parseOpts(s *optSpec, args []Arg, from int) opts {
 			}
 			p.operands = append(p.operands, a)
 		case s.style&lenient != 0:
-			p.hits = append(p.hits, optHit{def: 0, at: i})
+			p.hits = append(p.hits, optHit{def: 0, at: i, val: a}) // the word itself, for describe
 		case strings.HasPrefix(v, "--"):
 			i = p.longOpt(args, i, v[2:])
 		case s.style&singleDash != 0 && p.singleDashLong(args, &i):
@@ -261,7 +261,7 @@ func (p *opts) longOpt(args []Arg, i int, body string) int {
 	id, ambiguous := s.lookupLong(name)
 	neg := false
 	if id == 0 && !ambiguous && s.style&negatable != 0 && strings.HasPrefix(name, "no-") {
-		id, ambiguous = s.lookupLong(name[3:])
+		id, _ = s.lookupLong(name[3:])
 		neg = id != 0
 	}
 	if id == 0 {
@@ -441,22 +441,16 @@ func (p *opts) values(names ...string) []Arg {
 	return out
 }
 
-// numericValue returns the value of a -NUM option (numeric style).
-func (p *opts) numericValue() (Arg, bool) {
-	for i := len(p.hits) - 1; i >= 0; i-- {
-		if p.hits[i].def == -1 {
-			return p.hits[i].val, true
-		}
-	}
-	return Arg{}, false
-}
-
 // describe renders the parse for --explain: each option with its
 // canonical (longest) name and value, then the operands.
 func (p *opts) describe() string {
 	var parts []string
 	for _, h := range p.hits {
-		name := "-NUM"
+		name := "-" + h.val.Value // -NUM
+		if h.def == 0 {
+			parts = append(parts, h.val.Value)
+			continue
+		}
 		if h.def > 0 {
 			d := p.spec.defs[h.def-1]
 			name = d.names[len(d.names)-1]
@@ -473,9 +467,6 @@ func (p *opts) describe() string {
 			name += "=" + h.val.Value
 		}
 		parts = append(parts, name)
-	}
-	for _, i := range p.unknown {
-		_ = i
 	}
 	if len(p.unknown) > 0 {
 		parts = append(parts, "unknown option(s)")

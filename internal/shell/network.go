@@ -82,10 +82,7 @@ func ruleCurl(c *cmd) {
 			}
 		}
 	}
-	var files []Arg
-	for _, v := range p.values("T") {
-		files = append(files, v)
-	}
+	files := p.values("T")
 	for _, v := range p.values("d", "data-ascii", "data-binary", "json") {
 		if strings.HasPrefix(v.Value, "@") {
 			files = append(files, sub(v, 1))
@@ -224,7 +221,7 @@ func ruleNet(c *cmd) {
 			case strings.HasPrefix(v, "@"):
 				files = append(files, sub(a, 1))
 			case !strings.HasPrefix(v, "-"):
-				if i := strings.Index(v, "@"); i > 0 && strings.IndexAny(v[:i], ":=/") < 0 {
+				if i := strings.Index(v, "@"); i > 0 && !strings.ContainsAny(v[:i], ":=/") {
 					files = append(files, sub(a, i+1))
 				} else if i := strings.Index(v, "=@"); i > 0 {
 					files = append(files, sub(a, i+2))
