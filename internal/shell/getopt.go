@@ -446,11 +446,16 @@ func (p *opts) values(names ...string) []Arg {
 func (p *opts) describe() string {
 	var parts []string
 	for _, h := range p.hits {
-		name := "-" + h.val.Value // -NUM
-		if h.def == 0 {
-			parts = append(parts, h.val.Value)
+		if h.def <= 0 {
+			// A lenient program's option, or -NUM.
+			w := h.val.Value
+			if h.def < 0 {
+				w = "-" + w
+			}
+			parts = append(parts, w)
 			continue
 		}
+		name := ""
 		if h.def > 0 {
 			d := p.spec.defs[h.def-1]
 			name = d.names[len(d.names)-1]
