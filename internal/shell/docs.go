@@ -49,36 +49,18 @@ func Markdown() string {
 		"Their options are read with getopt's rules; an option a launcher does not know makes the rest " +
 		"`exec.dynamic` (both readings — the option with and without a value — are walked).\n\n")
 	b.WriteString("| launcher | operands before the command | runs nothing with | shell code in | as another user | note |\n|---|---|---|---|---|---|\n")
-	var names []string
-	for n := range launchers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedKeys(launchers) {
 		l := launchers[n]
-		user := ""
-		if l.user {
-			user = "yes"
-		}
-		fmt.Fprintf(&b, "| `%s` | %d | %s | %s | %s | %s |\n", n, l.positional, optList(l.inspect), optList(l.code), user, escapeCell(l.doc))
+		fmt.Fprintf(&b, "| `%s` | %d | %s | %s | %s | %s |\n", n, l.positional, optList(l.inspect), optList(l.code), yes(l.user), escapeCell(l.doc))
 	}
 
 	b.WriteString("\n### Interpreters\n\nInline code (`-c`, `-e`, …), a program read from standard input and a " +
 		"here-document go through the code analyser (`internal/codescan`) that judges the code tool: the " +
 		"commands it finds are analysed here, and code it cannot read completely is `exec.inline_code` (opaque).\n\n")
 	b.WriteString("| program | language | inline code options | reads a program from stdin |\n|---|---|---|---|\n")
-	names = names[:0]
-	for n := range interpreters {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedKeys(interpreters) {
 		in := interpreters[n]
-		stdin := ""
-		if in.stdin {
-			stdin = "yes"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, in.lang, optList(in.inline), stdin)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, in.lang, optList(in.inline), yes(in.stdin))
 	}
 
 	b.WriteString("\n### Known-safe programs (`analysis.profile: strict`)\n\n")
@@ -124,3 +106,10 @@ func optList(opts []string) string {
 }
 
 func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return ""
+}

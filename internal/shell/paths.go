@@ -19,15 +19,9 @@ import (
 // could be resolved (a dynamic part that is not a known variable makes it
 // unresolvable).
 func (w *walker) resolvePath(a Arg) (string, bool) {
-	p := a.Value
-	if p == "" {
+	p, ok := w.argPath(a)
+	if !ok {
 		return "", false
-	}
-	if !a.Static {
-		var ok bool
-		if p, ok = w.expandVars(p); !ok {
-			return "", false
-		}
 	}
 	return w.absPath(p), true
 }
