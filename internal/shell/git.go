@@ -156,7 +156,6 @@ func (c *cmd) gitConfig(a Arg, how string) {
 		val = val[1:]
 	case low == "include.path" || strings.HasPrefix(low, "includeif."):
 		c.findDetail(clsGitConfigProgram, a.Span, key+" includes configuration from "+val)
-		c.writes(nil)
 		return
 	case strings.HasPrefix(low, "url.") || low == "http.proxy" || strings.HasPrefix(low, "remote.") && strings.HasSuffix(low, ".proxy") ||
 		low == "status.showuntrackedfiles" || low == "transfer.fsckobjects" || low == "ssh.variant" || low == "protocol.ext.allow" ||

@@ -243,7 +243,7 @@ func ruleNetcat(c *cmd) {
 		network := false
 		for _, a := range c.args[1:] {
 			v := strings.ToLower(a.Value)
-			typ, rest, _ := strings.Cut(v, ":")
+			typ, _, _ := strings.Cut(v, ":")
 			switch {
 			case strings.HasPrefix(v, "exec:") || strings.HasPrefix(v, "system:"):
 				c.find(clsReverseShell, a.Span)
@@ -255,12 +255,11 @@ func ruleNetcat(c *cmd) {
 			case strings.HasPrefix(typ, "tcp") || strings.HasPrefix(typ, "udp") || strings.HasPrefix(typ, "ssl") ||
 				strings.HasPrefix(typ, "openssl") || strings.HasPrefix(typ, "sctp") || strings.HasPrefix(typ, "socks") ||
 				strings.HasPrefix(typ, "proxy") || strings.HasPrefix(typ, "dccp"):
-				if strings.Contains(typ, "listen") || strings.Contains(typ, "l") && strings.HasSuffix(typ, "-listen") {
+				if strings.Contains(typ, "listen") {
 					listen = true
 				} else {
 					network = true
 				}
-				_ = rest
 			}
 		}
 		if network {

@@ -209,11 +209,10 @@ func ruleLess(c *cmd) {
 	}
 }
 
-// ruleGdb: --args PROG ARGS names the program (run with -ex run or
-// --batch); -ex/-iex commands may run shell commands (shell, !) or
-// Python.
+// ruleGdb: --args PROG ARGS names the program (it runs on -ex run, or
+// later: it is judged as if it ran); -ex/-iex commands may run shell
+// commands (shell, !) or Python.
 func ruleGdb(c *cmd) {
-	runs := false
 	for i := 1; i < len(c.args); i++ {
 		a := c.args[i]
 		switch v := a.Value; {
@@ -225,14 +224,11 @@ func ruleGdb(c *cmd) {
 				c.code(Arg{Value: strings.TrimPrefix(strings.TrimPrefix(cmdText, "shell "), "!"), Static: c.args[i].Static, Span: c.args[i].Span}, c.name+" shell")
 			case strings.HasPrefix(cmdText, "python") || strings.HasPrefix(cmdText, "pipe") || strings.HasPrefix(cmdText, "|") || strings.HasPrefix(cmdText, "script"):
 				c.inlineCode("gdb", c.args[i], c.name+" -ex")
-			case cmdText == "run" || cmdText == "r" || strings.HasPrefix(cmdText, "run ") || cmdText == "start" || cmdText == "process launch":
-				runs = true
 			}
 		case v == "--args" || v == "--":
 			if i+1 < len(c.args) {
 				c.run(c.args[i+1:], c.name+" --args")
 			}
-			_ = runs
 			return
 		case (v == "-x" || v == "--command" || v == "-s" || v == "-p" || v == "--pid" || v == "-c" || v == "--core") && i+1 < len(c.args):
 			i++
