@@ -118,6 +118,8 @@ func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
 		own = append(own, protect.Resolve(protect.Env{FS: p.fs}, pp)...)
 	}
 	p.table = protect.New(protect.Paths{Extra: own})
+	// The analyser checks recursive operations against the same paths.
+	p.analyser.ProtectedPaths = own
 	return p, nil
 }
 

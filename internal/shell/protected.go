@@ -195,6 +195,12 @@ func (w *walker) treeClass(p string, acc access) (string, Tier, string) {
 	}
 	for _, c := range protect.Resolve(w.env(), p) {
 		c = strings.TrimSuffix(c, "/*")
+		if !w.treeMayReach(c) {
+			if m := w.table().Match(c, acc); m.Tier > best.Tier {
+				best = m
+			}
+			continue
+		}
 		if m := w.table().MatchTree(c, acc); m.Tier > best.Tier {
 			best = m
 		}
@@ -274,3 +280,69 @@ func matchesAny(pattern string, names []string) bool {
 	}
 	return false
 }
+
+// treeMayReach is a cheap test that a protected entry may lie below the
+// directory p (MatchTree's question, which scans every entry): p is
+// relative, or the root, or its last name is a directory an entry that
+// matches at any depth goes through (.ssh, .config, .git, Library), or an
+// anchored entry (or warden's own path) lies under p.
+func (w *walker) treeMayReach(p string) bool {
+	if !strings.HasPrefix(p, "/") || p == "/" {
+		return true
+	}
+	low := strings.ToLower(p)
+	names := strings.Split(strings.Trim(low, "/"), "/")
+	if treeDirNames[names[len(names)-1]] {
+		return true
+	}
+	for _, pat := range anchoredPatterns {
+		if below(pat, names) {
+			return true
+		}
+	}
+	// warden's own paths, as the caller gave them (the gate gives the
+	// ones its table was built with).
+	for _, wp := range w.opts.ProtectedPaths {
+		if strings.HasPrefix(strings.ToLower(path.Clean(wp)), low+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// below reports whether a pattern (its names) can match a path under
+// names: names is a prefix of what it matches.
+func below(pat, names []string) bool {
+	for i, n := range names {
+		if i >= len(pat) {
+			return false
+		}
+		if pat[i] == "**" {
+			return true
+		}
+		if ok, _ := path.Match(pat[i], n); !ok {
+			return false
+		}
+	}
+	return len(pat) > len(names)
+}
+
+// treeDirNames are the names of directories that entries matching at any
+// depth go through; anchoredPatterns are the names of the entries
+// anchored at the root.
+var treeDirNames, anchoredPatterns = func() (map[string]bool, [][]string) {
+	dirs := map[string]bool{}
+	var anchored [][]string
+	for _, e := range protect.New(protect.Paths{}).Entries() {
+		pat := strings.ToLower(e.Pattern)
+		names := strings.Split(strings.Trim(pat, "/"), "/")
+		if strings.HasPrefix(pat, "/") {
+			anchored = append(anchored, names)
+			continue
+		}
+		for _, n := range names[:len(names)-1] {
+			dirs[n] = true
+		}
+	}
+	return dirs, anchored
+}()
