@@ -77,8 +77,17 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 // (case-insensitive file systems run RM as rm), without .exe, python3.12
 // as python.
 func cmdName(word string) string {
-	n := strings.ToLower(baseName(word))
+	n := baseName(word)
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			n = strings.ToLower(n)
+			break
+		}
+	}
 	n = strings.TrimSuffix(n, ".exe")
+	if n == "" || (n[len(n)-1] < '0' || n[len(n)-1] > '9') && !strings.Contains(n, ".") {
+		return n // not a versioned name (python3.12, pip3)
+	}
 	for _, fam := range versioned {
 		if strings.HasPrefix(n, fam) && strings.Trim(n[len(fam):], "0123456789.-") == "" && n != fam {
 			return fam

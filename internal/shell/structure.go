@@ -228,12 +228,10 @@ func (w *walker) structural() {
 // exfil flags a secret read in an earlier stage of a pipeline (or inside
 // a substitution of an argument) reaching a sender.
 func (w *walker) exfil(secretFrom, secretTo int, sender int) {
-	for i := secretFrom; i < secretTo; i++ {
-		for _, f := range w.a.Findings {
-			if f.Command == i && (isSecretRead(f.Class) || f.Class == clsWardenSelf) {
-				w.findDetail(sender, clsExfilSecret, w.a.Commands[sender].Span, f.Detail)
-				return
-			}
+	for i := secretFrom; i < secretTo && i < len(w.meta); i++ {
+		if w.meta[i].secret != "" {
+			w.findDetail(sender, clsExfilSecret, w.a.Commands[sender].Span, strings.TrimSuffix(w.meta[i].secret, " "))
+			return
 		}
 	}
 }

@@ -77,6 +77,9 @@ type meta struct {
 	// pipeUpload: a raw socket sender fed by a pipe; an upload unless
 	// what flows in is static text (a request written inline).
 	pipeUpload bool
+	// secret is set (to what was read, and a space) when the command
+	// reads a secret or warden's own files: what it prints may be sent.
+	secret string
 }
 
 type walker struct {
@@ -338,6 +341,9 @@ func (w *walker) findTier(cmd int, class string, tier Tier, sp Span, detail stri
 	}
 	if tier == "" {
 		tier = c.Tier
+	}
+	if cmd >= 0 && cmd < len(w.meta) && (isSecretRead(class) || class == clsWardenSelf) && w.meta[cmd].secret == "" {
+		w.meta[cmd].secret = detail + " "
 	}
 	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: tier, Description: c.Description, Command: cmd, Span: sp, Opaque: c.Opaque, Detail: detail})
 }
