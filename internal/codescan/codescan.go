@@ -121,8 +121,9 @@ func Language(name string) (string, bool) {
 	return "", false
 }
 
-// MaxSource bounds what is analysed; longer code is not complete.
-const MaxSource = 1 << 20
+// MaxSource bounds what is analysed; longer code is not complete (a
+// human is asked): reading it would hold the gate too long.
+const MaxSource = 256 << 10
 
 // Analyze reads src as code of language lang (any name Language
 // accepts). Shell code is returned whole as one command for the shell
@@ -133,7 +134,7 @@ func Analyze(lang, src string) Result {
 		return Result{Language: lang, Reasons: []string{"unknown language " + quoteShort(lang)}}
 	}
 	if len(src) > MaxSource {
-		return Result{Language: canon, Reasons: []string{"source longer than 1 MiB"}}
+		return Result{Language: canon, Reasons: []string{"source longer than 256 KiB"}}
 	}
 	switch canon {
 	case Shell:

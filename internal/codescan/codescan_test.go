@@ -131,10 +131,13 @@ func FuzzAnalyze(f *testing.F) {
 			lang = Node
 		}
 		Analyze(lang, src)
-		for _, extra := range []string{"\nzz_unknown_q()\n", "\nzz_unknown_q\n"} {
-			if lang == Node {
-				extra = ";" + extra
-			}
+		// The identifier is read (called, printed), never assigned: an
+		// assignment defines a name.
+		extras := []string{"\nzz_unknown_q()\n", "\nprint(zz_unknown_q)\n"}
+		if lang == Node {
+			extras = []string{"\n;zz_unknown_q();\n", "\n;void zz_unknown_q;\n"}
+		}
+		for _, extra := range extras {
 			if r := Analyze(lang, src+extra); r.Complete {
 				t.Fatalf("%s %q with an unknown identifier appended is complete", lang, src+extra)
 			}

@@ -53,10 +53,10 @@ func shellLine(i int, name string) effect {
 			return vData
 		}
 		if v.k == kList {
-			s.command(s.argv(v.elems))
+			s.command(withInput(s, c, s.argv(v.elems)))
 			return vData
 		}
-		s.command(s.line(v, c.name))
+		s.command(withInput(s, c, s.line(v, c.name)))
 		return vData
 	}
 }
@@ -70,14 +70,25 @@ func spawnArgv(i int, name string) effect {
 		case v == nil:
 			s.incomplete("%s without arguments", c.name)
 		case v.k == kList:
-			s.command(s.argv(v.elems))
+			s.command(withInput(s, c, s.argv(v.elems)))
 		case v.k == kStr:
-			s.command(s.line(v, c.name))
+			s.command(withInput(s, c, s.line(v, c.name)))
 		default:
 			s.incomplete("%s with arguments not known before it runs", c.name)
 		}
 		return vData
 	}
+}
+
+// withInput renders text given on a spawned program's standard input
+// (input=, {input: …}) as piped into it: `bash` fed "rm -rf /" is
+// judged as the pipe it is.
+func withInput(s *state, c *call, cmd string) string {
+	in, ok := c.kw["input"]
+	if !ok || in.k == kNone {
+		return cmd
+	}
+	return "printf '%s' " + s.word(in.asStr()) + " | " + cmd
 }
 
 // onPaths renders "cmd opts -- P…" for the path arguments at idx.
@@ -122,16 +133,22 @@ func openFile(pathIdx int, pathKw string, modeIdx int) effect {
 				mode = "w" // unknown mode: the worse reading
 			}
 		}
-		switch {
-		case strings.ContainsAny(mode, "a"):
-			writeTo(s, p, true)
-		case strings.ContainsAny(mode, "wx+"):
-			writeTo(s, p, false)
-		default:
-			readFrom(s, p)
-		}
-		return obj("file", map[string]*value{"path": p})
+		return openPath(s, p, mode)
 	}
+}
+
+// openPath opens p with an fopen-style mode: a write, an append or a
+// read of p.
+func openPath(s *state, p *value, mode string) *value {
+	switch {
+	case strings.Contains(mode, "a"):
+		writeTo(s, p, true)
+	case strings.ContainsAny(mode, "wx+"):
+		writeTo(s, p, false)
+	default:
+		readFrom(s, p)
+	}
+	return obj("file", map[string]*value{"path": p})
 }
 
 func chmodEffect(pathIdx, modeIdx int) effect {

@@ -23,6 +23,10 @@ type jsEval struct {
 	scopes []map[string]*value
 	// locals are the names of functions and methods the code defines.
 	locals map[string]bool
+	// assigned counts the places each name is assigned (see pyEval).
+	assigned map[string]int
+	// seen and prior: as in pyEval.
+	seen, prior map[string][]*value
 }
 
 func analyzeJS(src string) Result {
@@ -37,8 +41,21 @@ func runJS(s *state, src string) {
 		s.incomplete("javascript that could not be read: %v", firstLine(err.Error()))
 		return
 	}
-	e := &jsEval{state: s, scopes: []map[string]*value{{}}, locals: map[string]bool{}}
-	collectJSDefs(reflect.ValueOf(prog), e.locals, 0)
+	locals, assigned := map[string]bool{}, map[string]int{}
+	collectJSDefs(prog, locals)
+	countJSAssigned(prog, assigned)
+	if astDepth(reflect.ValueOf(prog), 0) > maxVisit {
+		s.incomplete("javascript nested too deep")
+		return
+	}
+	// Two walks, as for Python.
+	first := &jsEval{state: &state{lang: Node, nest: s.nest, learning: true}, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
+	first.program(prog)
+	e := &jsEval{state: s, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, prior: first.seen}
+	e.program(prog)
+}
+
+func (e *jsEval) program(prog *ast.Program) {
 	e.hoist(prog.Body)
 	for _, st := range prog.Body {
 		e.stmt(st)
@@ -92,10 +109,12 @@ func esmBinding(what, req string) string {
 	return "const " + what + " = " + req + ";"
 }
 
-// collectJSDefs records the names of functions and methods defined in
-// the code.
-func collectJSDefs(rv reflect.Value, into map[string]bool, depth int) {
-	if !rv.IsValid() || depth > 300 {
+// maxVisit bounds the depth visitAST walks; deeper code is not read.
+const maxVisit = 4000
+
+// visitAST calls f with every node reachable from rv.
+func visitAST(rv reflect.Value, depth int, f func(n any)) {
+	if !rv.IsValid() || depth > maxVisit {
 		return
 	}
 	switch rv.Kind() {
@@ -104,36 +123,118 @@ func collectJSDefs(rv reflect.Value, into map[string]bool, depth int) {
 			return
 		}
 		if rv.CanInterface() {
-			switch n := rv.Interface().(type) {
-			case *ast.FunctionLiteral:
-				if n.Name != nil {
-					into[n.Name.Name.String()] = true
-				}
-			case *ast.MethodDefinition:
-				if k := staticKey(n.Key); k != "" {
-					into[k] = true
-				}
-			case *ast.PropertyKeyed:
-				switch n.Value.(type) {
-				case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral:
-					if k := staticKey(n.Key); k != "" {
-						into[k] = true
-					}
-				}
-			}
+			f(rv.Interface())
 		}
-		collectJSDefs(rv.Elem(), into, depth+1)
+		visitAST(rv.Elem(), depth+1, f)
 	case reflect.Struct:
 		for i := 0; i < rv.NumField(); i++ {
 			if rv.Type().Field(i).IsExported() {
-				collectJSDefs(rv.Field(i), into, depth+1)
+				visitAST(rv.Field(i), depth+1, f)
 			}
 		}
 	case reflect.Slice:
 		for i := 0; i < rv.Len(); i++ {
-			collectJSDefs(rv.Index(i), into, depth+1)
+			visitAST(rv.Index(i), depth+1, f)
 		}
 	}
+}
+
+// astDepth is how deep visitAST would go (capped just past maxVisit).
+func astDepth(rv reflect.Value, depth int) int {
+	if !rv.IsValid() || depth > maxVisit {
+		return depth
+	}
+	max := depth
+	switch rv.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if !rv.IsNil() {
+			max = astDepth(rv.Elem(), depth+1)
+		}
+	case reflect.Struct:
+		for i := 0; i < rv.NumField(); i++ {
+			if rv.Type().Field(i).IsExported() {
+				if d := astDepth(rv.Field(i), depth+1); d > max {
+					max = d
+				}
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < rv.Len(); i++ {
+			if d := astDepth(rv.Index(i), depth+1); d > max {
+				max = d
+			}
+		}
+	}
+	return max
+}
+
+// countJSAssigned counts the assignments of each name: declarations,
+// =, op=, ++ and --, for-in and for-of bindings.
+func countJSAssigned(prog *ast.Program, into map[string]int) {
+	var target func(t ast.Expression)
+	target = func(t ast.Expression) {
+		switch t := t.(type) {
+		case *ast.Identifier:
+			into[t.Name.String()]++
+		case *ast.ObjectPattern:
+			for _, p := range t.Properties {
+				switch p := p.(type) {
+				case *ast.PropertyShort:
+					into[p.Name.Name.String()]++
+				case *ast.PropertyKeyed:
+					target(p.Value)
+				}
+			}
+			target(t.Rest)
+		case *ast.ArrayPattern:
+			for _, el := range t.Elements {
+				target(el)
+			}
+			target(t.Rest)
+		case *ast.AssignExpression:
+			target(t.Left)
+		}
+	}
+	visitAST(reflect.ValueOf(prog), 0, func(n any) {
+		switch n := n.(type) {
+		case *ast.Binding:
+			target(n.Target)
+		case *ast.AssignExpression:
+			target(n.Left)
+		case *ast.UnaryExpression:
+			if n.Operator == token.INCREMENT || n.Operator == token.DECREMENT {
+				target(n.Operand)
+			}
+		case *ast.ForDeclaration:
+			target(n.Target)
+		case *ast.ForIntoExpression:
+			target(n.Expression)
+		}
+	})
+}
+
+// collectJSDefs records the names of functions and methods defined in
+// the code.
+func collectJSDefs(prog *ast.Program, into map[string]bool) {
+	visitAST(reflect.ValueOf(prog), 0, func(n any) {
+		switch n := n.(type) {
+		case *ast.FunctionLiteral:
+			if n.Name != nil {
+				into[n.Name.Name.String()] = true
+			}
+		case *ast.MethodDefinition:
+			if k := staticKey(n.Key); k != "" {
+				into[k] = true
+			}
+		case *ast.PropertyKeyed:
+			switch n.Value.(type) {
+			case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral:
+				if k := staticKey(n.Key); k != "" {
+					into[k] = true
+				}
+			}
+		}
+	})
 }
 
 func staticKey(k ast.Expression) string {
@@ -151,9 +252,14 @@ func firstLine(s string) string {
 	return s
 }
 
-func (e *jsEval) push()                   { e.scopes = append(e.scopes, map[string]*value{}) }
-func (e *jsEval) pop()                    { e.scopes = e.scopes[:len(e.scopes)-1] }
-func (e *jsEval) bind(n string, v *value) { e.scopes[len(e.scopes)-1][n] = v }
+func (e *jsEval) push() { e.scopes = append(e.scopes, map[string]*value{}) }
+func (e *jsEval) pop()  { e.scopes = e.scopes[:len(e.scopes)-1] }
+func (e *jsEval) bind(n string, v *value) {
+	e.scopes[len(e.scopes)-1][n] = v
+	if e.seen != nil && len(e.seen[n]) < 50 {
+		e.seen[n] = append(e.seen[n], v)
+	}
+}
 
 func (e *jsEval) lookup(n string) (*value, bool) {
 	for i := len(e.scopes) - 1; i >= 0; i-- {
@@ -642,6 +748,9 @@ func (e *jsEval) expr(x ast.Expression) *value {
 // vocabulary.
 func (e *jsEval) name(n string) *value {
 	if v, ok := e.lookup(n); ok {
+		if e.assigned[n] > 1 {
+			return e.unstableValue(n, v, e.prior[n], func(q string) bool { return jsCategory(q) == catHarmless || jsHarmlessModule[q] })
+		}
 		return v
 	}
 	switch n {
@@ -802,9 +911,7 @@ func (e *jsEval) call(callee ast.Expression, argList []ast.Expression, isNew boo
 		if c.name == "Function" {
 			lit = "(function(){" + lit + "\n})"
 		}
-		e.depth += 50
-		runJS(e.state, lit)
-		e.depth -= 50
+		e.nested(func() { runJS(e.state, lit) })
 		return &value{k: kLocal, qual: "result"}
 	}
 	if strings.HasPrefix(c.name, "data.") {

@@ -263,10 +263,10 @@ func jsSpawn(s *state, c *call) *value {
 			}
 			parts = append(parts, a)
 		}
-		s.command(s.line(concat(parts...), c.name))
+		s.command(withInput(s, c, s.line(concat(parts...), c.name)))
 		return obj("process", nil)
 	}
-	s.command(s.argv(argv))
+	s.command(withInput(s, c, s.argv(argv)))
 	return obj("process", nil)
 }
 
@@ -309,16 +309,7 @@ func jsOpen(s *state, c *call) *value {
 			mode = "w"
 		}
 	}
-	p := pathOf(c.arg(0, ""))
-	switch {
-	case strings.Contains(mode, "a"):
-		writeTo(s, p, true)
-	case strings.ContainsAny(mode, "wx+"):
-		writeTo(s, p, false)
-	default:
-		readFrom(s, p)
-	}
-	return obj("file", map[string]*value{"path": p})
+	return openPath(s, pathOf(c.arg(0, "")), mode)
 }
 
 func jsRm(s *state, c *call) *value {

@@ -136,10 +136,8 @@ func (l *otherLang) statement(s *state, toks []otok) {
 		case l.evals[name] || l.evals[t.ident]:
 			args := literalArgs(toks[i+1:])
 			if len(args) == 1 {
-				if lit, ok := args[0].known(); ok && s.depth < 200 && name == "eval" {
-					s.depth += 50
-					runOther(s, l, lit)
-					s.depth -= 50
+				if lit, ok := args[0].known(); ok && name == "eval" {
+					s.nested(func() { runOther(s, l, lit) })
 					continue
 				}
 			}

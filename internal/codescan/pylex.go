@@ -2,6 +2,7 @@ package codescan
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -47,7 +48,29 @@ type pyLexer struct {
 	atBOL  bool
 }
 
+// codingCookie is a source encoding declaration (PEP 263) on one of
+// the first two lines.
+var codingCookie = regexp.MustCompile(`^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)`)
+
 func lexPython(src string) ([]ptok, error) {
+	src = strings.TrimPrefix(src, "\ufeff")
+	// Python ends lines at \n, \r\n and a lone \r: a \r must end a
+	// comment here as it does there.
+	src = strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", "\n")
+	// A file declaring another source encoding (utf-7, say) is decoded
+	// by Python into text this reading does not see.
+	for i, line := range strings.SplitN(src, "\n", 3)[:min(2, strings.Count(src, "\n")+1)] {
+		if m := codingCookie.FindStringSubmatch(line); m != nil {
+			switch strings.ToLower(strings.ReplaceAll(m[1], "_", "-")) {
+			case "utf-8", "utf8", "utf-8-sig", "ascii", "us-ascii":
+			default:
+				return nil, fmt.Errorf("line %d: source encoding %q is not read", i+1, m[1])
+			}
+		}
+		if strings.TrimSpace(line) != "" && !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			break // the cookie counts only before code
+		}
+	}
 	l := &pyLexer{src: src, line: 1, indent: []int{0}, atBOL: true}
 	if err := l.run(); err != nil {
 		return nil, err

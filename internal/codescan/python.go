@@ -28,6 +28,15 @@ type pyEval struct {
 	*state
 	locals map[string]bool // every def and class name in the code
 	star   []string        // modules imported with *
+	// assigned counts the places each name is assigned. The walk takes
+	// branches and bodies in source order, so a name assigned in more
+	// than one place may hold, at run time, a value other than the one
+	// the walk last saw: such a name's strings are run-time values and
+	// its functions are followed but leave the code incomplete.
+	assigned map[string]int
+	// seen collects every value assigned to each name (a first walk);
+	// prior is what the first walk saw, for the second.
+	seen, prior map[string][]*value
 }
 
 func analyzePython(src string) Result {
@@ -42,9 +51,63 @@ func runPython(s *state, src string) {
 		s.incomplete("python code that could not be read: %v", err)
 		return
 	}
-	e := &pyEval{state: s, locals: map[string]bool{}}
-	collectDefs(prog, e.locals)
+	locals, assigned := map[string]bool{}, map[string]int{}
+	collectDefs(prog, locals)
+	countAssigned(prog, assigned)
+	// Two walks: the first learns every value each name is given, the
+	// second judges with that knowledge.
+	first := &pyEval{state: &state{lang: Python, nest: s.nest, learning: true}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
+	first.block(prog, &pyScope{vars: map[string]*value{}})
+	e := &pyEval{state: s, locals: locals, assigned: assigned, prior: first.seen}
 	e.block(prog, &pyScope{vars: map[string]*value{}})
+}
+
+// countAssigned counts the assignments of each name: targets of =,
+// augmented assignment, for, with, except and :=.
+func countAssigned(b []*pstmt, into map[string]int) {
+	var target func(n *pnode)
+	target = func(n *pnode) {
+		if n == nil {
+			return
+		}
+		switch n.op {
+		case "name":
+			into[n.s]++
+		case "tuple", "list", "star":
+			for _, k := range n.kids {
+				target(k)
+			}
+		}
+	}
+	var expr func(n *pnode)
+	expr = func(n *pnode) {
+		if n == nil {
+			return
+		}
+		switch n.op {
+		case "walrus":
+			into[n.s]++
+		case "target":
+			for _, k := range n.kids {
+				target(k)
+			}
+		}
+		for _, k := range n.kids {
+			expr(k)
+		}
+	}
+	for _, st := range b {
+		if st.op == "assign" || st.op == "aug" || st.op == "block" {
+			for _, t := range st.targets {
+				target(t)
+			}
+		}
+		expr(st.value)
+		for _, x := range st.exprs {
+			expr(x)
+		}
+		countAssigned(st.body, into)
+	}
 }
 
 func collectDefs(b []*pstmt, into map[string]bool) {
@@ -193,6 +256,9 @@ func (e *pyEval) assign(t *pnode, v *value, sc *pyScope) {
 	switch t.op {
 	case "name":
 		sc.vars[t.s] = v
+		if e.seen != nil && len(e.seen[t.s]) < 50 {
+			e.seen[t.s] = append(e.seen[t.s], v)
+		}
 	case "tuple", "list":
 		for i, k := range t.kids {
 			ev := vData
@@ -227,6 +293,9 @@ func (e *pyEval) assign(t *pnode, v *value, sc *pyScope) {
 
 func (e *pyEval) lookupName(n string, sc *pyScope) *value {
 	if v, ok := sc.lookup(n); ok {
+		if e.assigned[n] > 1 {
+			return e.unstableValue(n, v, e.prior[n], func(q string) bool { return pyCategory(q) == catHarmless })
+		}
 		return v
 	}
 	switch n {
@@ -254,6 +323,45 @@ func (e *pyEval) lookupName(n string, sc *pyScope) *value {
 		return mod(n)
 	}
 	return vUnknown
+}
+
+// unstableValue is the value of a name assigned in several places:
+// v is what the walk last gave it, all what any assignment gave it. A
+// string is a run-time value unless every assignment gave the same; a
+// function, module or object is kept when every assignment gave the
+// same one or only harmless ones, and otherwise followed with the code
+// marked incomplete.
+func (s *state) unstableValue(n string, v *value, all []*value, harmless func(string) bool) *value {
+	switch v.k {
+	case kStr:
+		lit, ok := v.known()
+		for _, o := range all {
+			if ol, ook := o.known(); !ok || !ook || ol != lit {
+				return dynStr()
+			}
+		}
+		return v
+	case kNum, kList, kDict:
+		return vData
+	case kFunc, kMod, kObj:
+		same := len(all) > 0
+		for _, o := range all {
+			switch {
+			case o.k == v.k && o.qual == v.qual:
+			case o.k == kFunc && (strings.HasPrefix(o.qual, "data.") || harmless(o.qual)) && v.k == kFunc && (strings.HasPrefix(v.qual, "data.") || harmless(v.qual)):
+			case o.k == kData || o.k == kNone || o.k == kStr || o.k == kNum || o.k == kList || o.k == kDict || o.k == kLocal:
+				if v.k != kObj && !(v.k == kFunc && (strings.HasPrefix(v.qual, "data.") || harmless(v.qual))) {
+					same = false
+				}
+			default:
+				same = false
+			}
+		}
+		if !same {
+			s.incomplete("%s is assigned in several places: what it holds when used depends on the path taken", n)
+		}
+	}
+	return v
 }
 
 func isExceptionName(n string) bool {
@@ -802,11 +910,7 @@ func (e *pyEval) special(c *call) (*value, bool) {
 			e.incomplete("%s of code built at run time", strings.TrimPrefix(c.name, "builtins."))
 			return vUnknown, true
 		}
-		if e.depth > 100 {
-			e.incomplete("eval nested too deep")
-			return vUnknown, true
-		}
-		runPythonNested(e.state, lit)
+		e.nested(func() { runPython(e.state, lit) })
 		return vData, true
 	case "builtins.__import__", "importlib.import_module":
 		name, ok := c.arg(0, "name").known()
@@ -858,12 +962,6 @@ func (e *pyEval) special(c *call) (*value, bool) {
 		return vData, true
 	}
 	return nil, false
-}
-
-func runPythonNested(s *state, src string) {
-	s.depth += 50
-	defer func() { s.depth -= 50 }()
-	runPython(s, src)
 }
 
 // dataMethod is a method call on data (a string, list, dict, number,

@@ -113,7 +113,30 @@ type state struct {
 	reasons  []string
 	reads    []string
 	dyn      int
-	depth    int // nesting of eval'd literals
+	depth    int // nesting of expressions being evaluated
+	nest     int // nesting of code read from literals (eval, exec)
+	// learning is set on the first of the two walks, which only learns
+	// what names are given: code read from literals is read by the
+	// second walk alone, so nesting costs two walks per level, not two
+	// to the power of the levels.
+	learning bool
+}
+
+// maxNest bounds eval-of-a-literal nesting.
+const maxNest = 8
+
+// nested runs f on code read from a literal, one level deeper.
+func (s *state) nested(f func()) {
+	if s.learning {
+		return
+	}
+	if s.nest >= maxNest {
+		s.incomplete("code evaluated from code nested more than %d deep", maxNest)
+		return
+	}
+	s.nest++
+	defer func() { s.nest-- }()
+	f()
 }
 
 func (s *state) incomplete(format string, args ...any) {

@@ -278,8 +278,10 @@ func (p *Policy) assessCode(act action.Action, t *table) *assessment {
 
 // Classes the gate adds for actions that are not shell commands.
 const (
-	ClassCode      = "code.exec"
-	ClassWrite     = "write.file"
+	ClassCode  = "code.exec"
+	ClassWrite = "write.file"
+	// ClassHardlink is a write to a file with several hard links.
+	ClassHardlink  = "write.hardlink"
 	classMCPPrefix = "mcp."
 	classPlugin    = "plugin."
 )
@@ -333,6 +335,16 @@ func (p *Policy) assessWrite(act action.Action, t *table) *assessment {
 	t.add(3, "protected paths and deny rules", Pass, "")
 	if m.Tier == protect.Dangerous {
 		as.dangerous, as.extra = true, as.classes
+	}
+	// A file with several hard links is also every other name of it,
+	// which no resolution can list: not plainly safe, and no bypass
+	// lets it through (invariant 12). (The write tool replaces the file
+	// instead of writing into it; other writers do not.)
+	if n := protect.Hardlinks(p.fs, cands[len(cands)-1]); n > 1 {
+		as.classes = unique(append(as.classes, ClassHardlink))
+		as.extra = append(as.extra, ClassHardlink)
+		as.dangerous = true
+		as.opaque = fmt.Sprintf("%s has %d hard links; any of them may be a protected file", cands[len(cands)-1], n)
 	}
 	return as
 }

@@ -3,6 +3,7 @@ package gate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,6 +159,21 @@ func TestWriteOrdinary(t *testing.T) {
 		d := decide(t, g, chat("s1"), a)
 		if d.Verdict == Deny {
 			t.Errorf("%v: %s %s", a, d.Verdict, d.HumanMessage)
+		}
+	}
+}
+
+// A write to a file with several hard links (one of them ~/.bashrc) is
+// not plainly safe and no bypass lets it through.
+func TestWriteHardlink(t *testing.T) {
+	home, project := protectedHome(t)
+	if err := os.Link(home+"/.bashrc", project+"/hard.txt"); err != nil {
+		t.Skipf("hard links: %v", err)
+	}
+	for _, mode := range []string{"manual", "yolo", "off"} {
+		d := decide(t, modeGate(t, home, mode), chat("s1"), action.NewWrite("hard.txt", 4).In(project))
+		if d.Verdict != Ask || !slices.Contains(d.Classes, ClassHardlink) {
+			t.Errorf("%s: %s %s %v, want ask with %s", mode, d.Verdict, d.Rule, d.Classes, ClassHardlink)
 		}
 	}
 }

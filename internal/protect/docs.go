@@ -38,7 +38,9 @@ and ` + "`[…]`" + ` match within one name. Matching ignores case. A shell glob
 judged by whether it *could* match a protected path (a ` + "`**`" + ` in it
 is not taken to stand for a protected directory's name).
 
-When several rows match, the most severe tier wins.
+When several rows match, the most severe tier wins. A write to an existing
+file with more than one hard link is not plainly safe either, and no bypass
+lets it through: any of its other names may be a protected file.
 
 | pattern | access | tier | class | what |
 |---|---|---|---|---|

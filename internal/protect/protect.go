@@ -378,7 +378,27 @@ func quickMiss(e *Entry, g []comp) bool {
 		return true
 	}
 	pl, gl := e.pat[len(e.pat)-1], g[len(g)-1]
-	return !pl.anyDepth && !gl.anyDepth && !compsIntersect(pl, gl, gl.noDot)
+	if !pl.anyDepth && !gl.anyDepth && !compsIntersect(pl, gl, gl.noDot) {
+		return true
+	}
+	// A literal name of the entry must be matched by a name of the glob
+	// (the glob's ** does not stand for it).
+	for _, pc := range e.pat {
+		if !pc.isLit {
+			continue
+		}
+		found := false
+		for _, gc := range g {
+			if !gc.anyDepth && compsIntersect(pc, gc, gc.noDot) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return true
+		}
+	}
+	return false
 }
 
 // MatchTree judges an operation on the whole tree at abs (a recursive

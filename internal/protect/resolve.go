@@ -169,6 +169,26 @@ func procCwd(p string) (string, bool) {
 	return "", false
 }
 
+// magicLink reports the /proc links whose target depends on the
+// process that reads them.
+func magicLink(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) >= 3 && parts[1] == "task" {
+		parts = parts[2:] // /proc/PID/task/TID/…
+	}
+	switch {
+	case len(parts) == 2:
+		return parts[1] == "cwd" || parts[1] == "root" || parts[1] == "exe"
+	case len(parts) == 3:
+		return parts[1] == "fd" || parts[1] == "map_files"
+	}
+	return false
+}
+
 // physical resolves p as the kernel would, following symlinks of the
 // components that exist. It returns the final path, and on a loop the
 // partial path it reached too.
@@ -187,6 +207,13 @@ func physical(fsys FS, p string) []string {
 			continue
 		}
 		next := path.Join(cur, name)
+		if magicLink(next) {
+			// /proc/PID/fd/N, cwd, root, exe lead where they lead for the
+			// process that looks, not for the agent: not followed here
+			// (root and the caller's cwd are read lexically above).
+			cur = next
+			continue
+		}
 		fi, err := fsys.Lstat(next)
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			cur = next
@@ -205,4 +232,20 @@ func physical(fsys FS, p string) []string {
 		todo = append(strings.Split(target, "/"), todo...)
 	}
 	return []string{cur}
+}
+
+// Hardlinks reports how many hard links the existing regular file at
+// abs has (0 when it does not exist or is not a regular file). A write
+// that opens such a file in place changes every name of it — a
+// protected file under a harmless name — and no path resolution can
+// tell which names those are.
+func Hardlinks(fsys FS, abs string) uint64 {
+	if fsys == nil {
+		return 0
+	}
+	fi, err := fsys.Lstat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	return links(fi)
 }

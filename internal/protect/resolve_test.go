@@ -242,3 +242,25 @@ func FuzzMatchGlob(f *testing.F) {
 		}
 	})
 }
+
+// The /proc links that point somewhere different for every process are
+// not followed: /dev/stdout is the agent's output, not a file of
+// warden's hook process.
+func TestResolveMagicLinks(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc")
+	}
+	tab := New(Paths{})
+	env := Env{Cwd: "/work", FS: OSFS{}}
+	for _, p := range []string{"/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/2", "/dev/null"} {
+		if m := tab.MatchAll(Resolve(env, p), Write); m.Protected() {
+			t.Errorf("%s: %+v (%q)", p, m, Resolve(env, p))
+		}
+	}
+	if got := Resolve(env, "/proc/self/root/etc/shadow"); !slices.Contains(got, "/etc/shadow") {
+		t.Errorf("/proc/self/root: %q", got)
+	}
+	if !magicLink("/proc/1/fd/3") || !magicLink("/proc/1/task/2/cwd") || magicLink("/proc/1/environ") {
+		t.Error("magicLink")
+	}
+}

@@ -171,7 +171,10 @@ func builtin() []Entry {
 	add(rows(Write, Dangerous, ClassSystemConfig, "system configuration", "/etc/**", "/private/etc/**")...)
 	add(rows(Write, Dangerous, ClassSystemDir, "a system directory",
 		"/usr/**", "/bin/**", "/sbin/**", "/lib/**", "/lib32/**", "/lib64/**", "/libx32/**", "/boot/**", "/opt/**",
-		"/var/lib/**", "/var/spool/**", "/sys/**", "/proc/**", "/System/**", "/Library/**", "/Applications/**")...)
+		"/var/lib/**", "/var/spool/**", "/sys/**", "/System/**", "/Library/**", "/Applications/**")...)
+	// A process's open files are its own (/dev/stdout is /proc/self/fd/1).
+	add(Entry{Pattern: "/proc/**", Access: Write, Tier: Dangerous, Class: ClassSystemDir, Why: "a system directory",
+		Except: []string{"/proc/*/fd/*", "/proc/*/task/*/fd/*"}})
 
 	// Secret reads: an agent that reads a secret can send it in its next
 	// message.
