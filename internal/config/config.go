@@ -67,6 +67,8 @@ type Config struct {
 	LLM LLM
 	// Hook holds the hook: section (warden hook for other agents).
 	Hook Hook
+	// Analysis holds the analysis: section.
+	Analysis Analysis
 }
 
 // Hook is the hook: section: how warden hook answers agents that have
@@ -77,6 +79,14 @@ type Hook struct {
 	// prompt. Off by default: such calls get no decision and the
 	// agent's own permission rules apply.
 	AllowSafe bool
+}
+
+// Analysis is the analysis: section: how shell commands are judged.
+type Analysis struct {
+	// Profile is "" (the default: the catalogue decides what is
+	// dangerous) or "strict" (also any program not on the analyser's
+	// known-safe list).
+	Profile string
 }
 
 // Tools is the tools: section.

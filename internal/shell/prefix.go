@@ -11,8 +11,10 @@ package shell
 // is not prefixable, so a class added later fails closed until someone
 // decides otherwise here.
 var prefixable = map[string]bool{
-	clsService:   true, // systemctl restart nginx: a service, not data
-	clsForceKill: true, // kill -9 PID: processes, not data
+	clsService:        true, // systemctl restart nginx: a service, not data
+	clsForceKill:      true, // pkill -9 node: processes, not data
+	clsWinProcess:     true, // Stop-Process -Force: the same on Windows
+	clsUnknownProgram: true, // analysis.profile strict: "make *" is the natural answer
 }
 
 // Prefixable reports whether a prefix grant may be offered for class:

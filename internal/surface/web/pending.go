@@ -242,7 +242,7 @@ func viewRequest(r store.Request) *requestView {
 		v.Normalised = an.Input != r.Action.Command
 		v.Prefix = broker.DefaultPrefix(r)
 	case r.Action.Kind == action.Shell:
-		v.Segments = []segment{{Text: r.Action.Command}}
+		v.Segments = []segment{{Text: shell.Visible(r.Action.Command)}}
 	default:
 		v.Detail = details(r.Action)
 	}
@@ -279,7 +279,7 @@ func risk(cls []classView) (kind, label, title string) {
 	for _, c := range cls {
 		_, protected := protect.Lookup(c.Key)
 		switch {
-		case protected || c.Tier == string(shell.TierHardline):
+		case protected || c.Tier == string(shell.TierHardline) || c.Tier == string(shell.TierFloor):
 			return RiskFloor, "floor", "touches a protected path or a hardline class (" + c.Key + "): mode off and yolo do not let it through"
 		case c.Tier == string(shell.TierDangerous):
 			kind = RiskDangerous
@@ -336,6 +336,8 @@ func highlight(input string, findings []shell.Finding) []segment {
 			}
 		}
 		seg.Title = strings.Join(titles, "; ")
+		// As it will run: invisible and look-alike characters escaped.
+		seg.Text = shell.Visible(seg.Text)
 		if n := len(out); n > 0 && !seg.Hit && !out[n-1].Hit {
 			out[n-1].Text += seg.Text
 			continue
