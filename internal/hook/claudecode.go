@@ -86,15 +86,8 @@ func (ClaudeCode) Parse(payload []byte) (Call, error) {
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return Call{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	switch {
-	case p.HookEventName != preToolUse:
-		return Call{}, fmt.Errorf("%w: hook_event_name %q: warden hook claude-code answers PreToolUse only", ErrMalformed, p.HookEventName)
-	case p.SessionID == "":
-		return Call{}, fmt.Errorf("%w: no session_id", ErrMalformed)
-	case p.ToolName == "":
-		return Call{}, fmt.Errorf("%w: no tool_name", ErrMalformed)
-	case p.Cwd != "" && !filepath.IsAbs(p.Cwd):
-		return Call{}, fmt.Errorf("%w: cwd %q is not absolute", ErrMalformed, p.Cwd)
+	if err := checkBase("claude-code", preToolUse, p.HookEventName, p.SessionID, p.ToolName, p.Cwd); err != nil {
+		return Call{}, err
 	}
 	c := Call{Agent: ClaudeCodeAgent, Session: p.SessionID, Tool: p.ToolName}
 	server, tool, isMCP := mcpTool(p.ToolName)
@@ -226,6 +219,23 @@ func absPath(path, cwd string) (string, error) {
 		return "", fmt.Errorf("path %q is relative and there is no cwd", path)
 	}
 	return strings.TrimSuffix(cwd, "/") + "/" + path, nil
+}
+
+// checkBase refuses a payload of another event than want, or without a
+// session id or tool name, or with a relative cwd: the fields every
+// agent's hook payload carries.
+func checkBase(protocol, want, event, session, tool, cwd string) error {
+	switch {
+	case event != want:
+		return fmt.Errorf("%w: hook_event_name %q: warden hook %s answers %s only", ErrMalformed, event, protocol, want)
+	case session == "":
+		return fmt.Errorf("%w: no session_id", ErrMalformed)
+	case tool == "":
+		return fmt.Errorf("%w: no tool_name", ErrMalformed)
+	case cwd != "" && !filepath.IsAbs(cwd):
+		return fmt.Errorf("%w: cwd %q is not absolute", ErrMalformed, cwd)
+	}
+	return nil
 }
 
 // validate checks the mapped action; an invalid one is malformed input.

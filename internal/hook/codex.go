@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/wardenhq/warden/internal/action"
@@ -50,15 +49,8 @@ func (Codex) Parse(payload []byte) (Call, error) {
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return Call{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	switch {
-	case p.HookEventName != preToolUse:
-		return Call{}, fmt.Errorf("%w: hook_event_name %q: warden hook codex answers PreToolUse only", ErrMalformed, p.HookEventName)
-	case p.SessionID == "":
-		return Call{}, fmt.Errorf("%w: no session_id", ErrMalformed)
-	case p.ToolName == "":
-		return Call{}, fmt.Errorf("%w: no tool_name", ErrMalformed)
-	case p.Cwd != "" && !filepath.IsAbs(p.Cwd):
-		return Call{}, fmt.Errorf("%w: cwd %q is not absolute", ErrMalformed, p.Cwd)
+	if err := checkBase("codex", preToolUse, p.HookEventName, p.SessionID, p.ToolName, p.Cwd); err != nil {
+		return Call{}, err
 	}
 	c := Call{Agent: CodexAgent, Session: p.SessionID, Tool: p.ToolName}
 	server, tool, isMCP := mcpTool(p.ToolName)

@@ -80,15 +80,8 @@ func (Gemini) Parse(payload []byte) (Call, error) {
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return Call{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	switch {
-	case p.HookEventName != beforeTool:
-		return Call{}, fmt.Errorf("%w: hook_event_name %q: warden hook gemini answers BeforeTool only", ErrMalformed, p.HookEventName)
-	case p.SessionID == "":
-		return Call{}, fmt.Errorf("%w: no session_id", ErrMalformed)
-	case p.ToolName == "":
-		return Call{}, fmt.Errorf("%w: no tool_name", ErrMalformed)
-	case p.Cwd != "" && !filepath.IsAbs(p.Cwd):
-		return Call{}, fmt.Errorf("%w: cwd %q is not absolute", ErrMalformed, p.Cwd)
+	if err := checkBase("gemini", beforeTool, p.HookEventName, p.SessionID, p.ToolName, p.Cwd); err != nil {
+		return Call{}, err
 	}
 	c := Call{Agent: GeminiAgent, Session: p.SessionID, Tool: p.ToolName, Dir: p.Cwd}
 	args := bytes.TrimSpace(p.ToolInput)
@@ -103,14 +96,7 @@ func (Gemini) Parse(payload []byte) (Call, error) {
 	if err := json.Unmarshal(args, &in); err != nil {
 		return Call{}, fmt.Errorf("%w: %s: tool_input: %w", ErrMalformed, p.ToolName, err)
 	}
-	str := func(ps ...*string) string {
-		for _, p := range ps {
-			if p != nil && *p != "" {
-				return *p
-			}
-		}
-		return ""
-	}
+	str := firstSet
 	switch p.ToolName {
 	case "run_shell_command":
 		if in.Command == nil {
@@ -163,14 +149,7 @@ func geminiMCP(p geminiPayload) (server, tool string, ok bool) {
 // geminiReads returns what Gemini CLI's reading tools read, as
 // readsOf does for Claude Code's.
 func geminiReads(tool string, in geminiInput, cwd string) (paths, globs []string) {
-	str := func(ps ...*string) string {
-		for _, p := range ps {
-			if p != nil && *p != "" {
-				return *p
-			}
-		}
-		return ""
-	}
+	str := firstSet
 	dir := str(in.DirPath, in.Path, in.Dir)
 	if dir == "" {
 		dir = cwd
@@ -215,6 +194,16 @@ func geminiReads(tool string, in geminiInput, cwd string) (paths, globs []string
 		}
 	}
 	return paths, globs
+}
+
+// firstSet returns the first of ps that is set and not empty.
+func firstSet(ps ...*string) string {
+	for _, p := range ps {
+		if p != nil && *p != "" {
+			return *p
+		}
+	}
+	return ""
 }
 
 // geminiOutput is Gemini CLI's hook output.

@@ -18,8 +18,10 @@ import (
 	"github.com/wardenhq/warden/internal/store"
 )
 
-// connectWith is connect with server options and a client's options.
-func connectWith(t *testing.T, h *testHost, o Options, co *mcp.ClientOptions) *mcp.ClientSession {
+// connectWith starts warden's MCP server with options o (its Runner
+// reaching h) and returns a session of an MCP client named agent with
+// options co.
+func connectWith(t *testing.T, h *testHost, agent string, o Options, co *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	runner := localapi.NewClient(h.api.Socket())
 	o.Runner = runner
@@ -33,7 +35,7 @@ func connectWith(t *testing.T, h *testHost, o Options, co *mcp.ClientOptions) *m
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, co).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: agent, Version: "1"}, co).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestProgressOutlastsClientTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &timeoutClient{timeout: timeout}
-	cs := connectWith(t, h, Options{Session: "conn-1", Dir: dir, ProgressInterval: 50 * time.Millisecond}, c.options())
+	cs := connectWith(t, h, "test-agent", Options{Session: "conn-1", Dir: dir, ProgressInterval: 50 * time.Millisecond}, c.options())
 
 	answered := answerAfter(h, 3*timeout)
 	res, err := c.call(t.Context(), cs, "shell", map[string]any{"command": "rm -rf build && echo removed"})
@@ -175,7 +177,7 @@ func TestNoProgressClientGivesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &timeoutClient{timeout: timeout}
-	cs := connectWith(t, h, Options{Session: "conn-1", Dir: dir, ProgressInterval: -1}, c.options())
+	cs := connectWith(t, h, "test-agent", Options{Session: "conn-1", Dir: dir, ProgressInterval: -1}, c.options())
 	_, err := c.call(t.Context(), cs, "shell", map[string]any{"command": "rm -rf build"})
 	if err == nil {
 		t.Fatal("the call outlived the client's timeout without progress")
