@@ -82,11 +82,8 @@ type ccInput struct {
 
 // Parse implements Protocol.
 func (ClaudeCode) Parse(payload []byte) (Call, error) {
-	var p ccPayload
-	if err := json.Unmarshal(payload, &p); err != nil {
-		return Call{}, fmt.Errorf("%w: %w", ErrMalformed, err)
-	}
-	if err := checkBase("claude-code", preToolUse, p.HookEventName, p.SessionID, p.ToolName, p.Cwd); err != nil {
+	p, err := readPreToolUse(payload, "claude-code")
+	if err != nil {
 		return Call{}, err
 	}
 	c := Call{Agent: ClaudeCodeAgent, Session: p.SessionID, Tool: p.ToolName}
@@ -219,6 +216,17 @@ func absPath(path, cwd string) (string, error) {
 		return "", fmt.Errorf("path %q is relative and there is no cwd", path)
 	}
 	return strings.TrimSuffix(cwd, "/") + "/" + path, nil
+}
+
+// readPreToolUse decodes a PreToolUse payload of Claude Code's shape
+// (Claude Code's, and Codex's, which adds fields warden does not read)
+// and checks its base fields.
+func readPreToolUse(payload []byte, protocol string) (ccPayload, error) {
+	var p ccPayload
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return p, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return p, checkBase(protocol, preToolUse, p.HookEventName, p.SessionID, p.ToolName, p.Cwd)
 }
 
 // checkBase refuses a payload of another event than want, or without a

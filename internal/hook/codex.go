@@ -45,11 +45,8 @@ func (Codex) Guarded() {}
 
 // Parse implements Protocol.
 func (Codex) Parse(payload []byte) (Call, error) {
-	var p ccPayload
-	if err := json.Unmarshal(payload, &p); err != nil {
-		return Call{}, fmt.Errorf("%w: %w", ErrMalformed, err)
-	}
-	if err := checkBase("codex", preToolUse, p.HookEventName, p.SessionID, p.ToolName, p.Cwd); err != nil {
+	p, err := readPreToolUse(payload, "codex")
+	if err != nil {
 		return Call{}, err
 	}
 	c := Call{Agent: CodexAgent, Session: p.SessionID, Tool: p.ToolName}
