@@ -64,6 +64,9 @@ type Config struct {
 	Kanban Kanban
 	// LLM holds the llm: section (the agents' and guardian's model).
 	LLM LLM
+	// Audit holds the audit: section (where the audit chain's head is
+	// anchored besides the state directory).
+	Audit Audit
 }
 
 // Tools is the tools: section.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden/internal/config"
@@ -26,7 +27,12 @@ type policyLoader struct {
 	cur *gate.Policy // set before run starts, then only by run's goroutine
 	// start is the config the host started with: the settings read once
 	// at start (tools.env_passthrough, kanban.*) come from it.
-	start   *config.Config
+	start *config.Config
+	// inForce is the config the policy in force was compiled from (run's
+	// goroutine only); loadErr is set while a newer file parses but does
+	// not compile, or a file that appeared cannot be loaded.
+	inForce    *config.Config
+	loadErr atomic.Pointer[config.Problem]
 	watcher *config.Watcher
 	status  string
 	// onChange receives each newly compiled policy (the gate's
@@ -44,7 +50,7 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 		if err != nil {
 			return fmt.Errorf("compile the default policy: %w", err)
 		}
-		l.cur, l.start = p, config.Default()
+		l.cur, l.start, l.inForce = p, config.Default(), config.Default()
 		return nil
 	}
 	const safe = "safe defaults: approvals.mode manual, timeout 300s, every unattended mode deny"
@@ -68,7 +74,7 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 	for _, wn := range warns {
 		l.log.Warn("config warning", "warning", wn.String())
 	}
-	l.cur, l.watcher, l.start = p, w, cfg
+	l.cur, l.watcher, l.start, l.inForce = p, w, cfg, cfg
 	l.status = fmt.Sprintf("%s (loaded, sha256:%.12s…; reloaded when it changes)", path, cfg.Digest)
 	if len(warns) > 0 {
 		l.status += fmt.Sprintf("; %d warning(s) logged", len(warns))
@@ -91,18 +97,48 @@ func (l *policyLoader) describe() string { return l.status }
 
 // reload compiles a config the watcher parsed. One that parses but does
 // not compile (an unknown class in the allowlist) keeps the last good
-// policy, and says why.
+// policy, and says why. A reload is logged with what changed; one that
+// widens the policy (a deny rule removed, a mode loosened) at WARN, so
+// that an edit that lets more through never passes quietly.
 func (l *policyLoader) reload(cfg *config.Config) {
 	p, err := gate.Compile(cfg, l.paths)
 	if err != nil {
-		l.log.Error("config changed but does not compile; keeping the last good policy", "err", err)
+		since := time.Now()
+		if old := l.loadErr.Load(); old != nil {
+			since = old.Since
+		}
+		l.loadErr.Store(&config.Problem{Err: err, Since: since, Kept: l.inForce.Digest})
+		l.log.Warn("config changed but does not compile; keeping the last good policy", "err", err)
 		return
 	}
-	l.cur = p
+	l.loadErr.Store(nil)
+	changes := config.Diff(l.inForce, cfg)
+	l.cur, l.inForce = p, cfg
 	if l.onChange != nil {
 		l.onChange(p)
 	}
-	l.log.Info("policy reloaded", "digest", cfg.Digest)
+	widens := false
+	text := make([]string, len(changes))
+	for i, c := range changes {
+		text[i] = c.String()
+		widens = widens || c.Widens
+	}
+	if widens {
+		l.log.Warn("policy reloaded; it now lets through more than before", "digest", cfg.Digest, "changes", text)
+		return
+	}
+	l.log.Info("policy reloaded", "digest", cfg.Digest, "changes", text)
+}
+
+// problem says why the config file on disk is not the policy in force,
+// or nil when it is. Safe from any goroutine.
+func (l *policyLoader) problem() *config.Problem {
+	if l.watcher != nil {
+		if p := l.watcher.Problem(); p != nil {
+			return p
+		}
+	}
+	return l.loadErr.Load()
 }
 
 // run watches the file until ctx ends. A file that did not exist at
@@ -138,7 +174,8 @@ func (l *policyLoader) await(ctx context.Context) bool {
 		if err != nil {
 			if err.Error() != reported {
 				reported = err.Error()
-				l.log.Error("config file appeared but cannot be loaded; keeping the defaults", "err", err)
+				l.loadErr.Store(&config.Problem{Err: err, Since: time.Now(), Kept: "defaults"})
+				l.log.Warn("config file appeared but cannot be loaded; keeping the defaults", "err", err)
 			}
 			continue
 		}
