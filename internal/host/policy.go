@@ -31,7 +31,7 @@ type policyLoader struct {
 	// inForce is the config the policy in force was compiled from (run's
 	// goroutine only); loadErr is set while a newer file parses but does
 	// not compile, or a file that appeared cannot be loaded.
-	inForce    *config.Config
+	inForce *config.Config
 	loadErr atomic.Pointer[config.Problem]
 	watcher *config.Watcher
 	status  string
