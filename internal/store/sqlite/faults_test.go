@@ -380,4 +380,3 @@ func TestOpFailureRollsBackAlone(t *testing.T) {
 		t.Fatalf("VerifyChain = %d, %v", n, err)
 	}
 }
-
