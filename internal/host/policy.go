@@ -28,10 +28,10 @@ type policyLoader struct {
 	// start is the config the host started with: the settings read once
 	// at start (tools.env_passthrough, kanban.*) come from it.
 	start *config.Config
-	// inForce is the config the policy in force was compiled from (run's
-	// goroutine only); loadErr is set while a newer file parses but does
-	// not compile, or a file that appeared cannot be loaded.
-	inForce *config.Config
+	// inForce is the config the policy in force was compiled from;
+	// loadErr is set while a newer file parses but does not compile, or
+	// a file that appeared cannot be loaded.
+	inForce atomic.Pointer[config.Config]
 	loadErr atomic.Pointer[config.Problem]
 	watcher *config.Watcher
 	status  string
@@ -50,7 +50,8 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 		if err != nil {
 			return fmt.Errorf("compile the default policy: %w", err)
 		}
-		l.cur, l.start, l.inForce = p, config.Default(), config.Default()
+		l.cur, l.start = p, config.Default()
+		l.inForce.Store(l.start)
 		return nil
 	}
 	const safe = "safe defaults: approvals.mode manual, timeout 300s, every unattended mode deny"
@@ -74,7 +75,8 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 	for _, wn := range warns {
 		l.log.Warn("config warning", "warning", wn.String())
 	}
-	l.cur, l.watcher, l.start, l.inForce = p, w, cfg, cfg
+	l.cur, l.watcher, l.start = p, w, cfg
+	l.inForce.Store(cfg)
 	l.status = fmt.Sprintf("%s (loaded, sha256:%.12s…; reloaded when it changes)", path, cfg.Digest)
 	if len(warns) > 0 {
 		l.status += fmt.Sprintf("; %d warning(s) logged", len(warns))
@@ -107,13 +109,14 @@ func (l *policyLoader) reload(cfg *config.Config) {
 		if old := l.loadErr.Load(); old != nil {
 			since = old.Since
 		}
-		l.loadErr.Store(&config.Problem{Err: err, Since: since, Kept: l.inForce.Digest})
+		l.loadErr.Store(&config.Problem{Err: err, Since: since, Kept: l.inForce.Load().Digest})
 		l.log.Warn("config changed but does not compile; keeping the last good policy", "err", err)
 		return
 	}
 	l.loadErr.Store(nil)
-	changes := config.Diff(l.inForce, cfg)
-	l.cur, l.inForce = p, cfg
+	changes := config.Diff(l.inForce.Load(), cfg)
+	l.cur = p
+	l.inForce.Store(cfg)
 	if l.onChange != nil {
 		l.onChange(p)
 	}
@@ -129,6 +132,10 @@ func (l *policyLoader) reload(cfg *config.Config) {
 	}
 	l.log.Info("policy reloaded", "digest", cfg.Digest, "changes", text)
 }
+
+// digest is the SHA-256 of the config in force, "" for the defaults.
+// Safe from any goroutine.
+func (l *policyLoader) digest() string { return l.inForce.Load().Digest }
 
 // problem says why the config file on disk is not the policy in force,
 // or nil when it is. Safe from any goroutine.

@@ -137,20 +137,21 @@ func (db *DB) submit(ctx context.Context, fn func(ctx context.Context, tx *sql.T
 // commitLoop is the committer's goroutine.
 func (db *DB) commitLoop() {
 	defer close(db.loopDone)
-	tick := time.NewTicker(recoverEvery)
-	defer tick.Stop()
 	batch := make([]*op, 0, db.o.MaxBatch)
 	for {
 		batch = batch[:0]
+		// A store waiting for space tries to recover even when idle, so
+		// that its status is true without a write to prompt it. No timer
+		// runs otherwise.
+		var retry <-chan time.Time
+		if f := db.fault.Load(); f != nil && f.transient {
+			retry = time.After(recoverEvery)
+		}
 		select {
 		case o := <-db.ops:
 			batch = append(batch, o)
-		case <-tick.C:
-			// A store waiting for space tries to recover even when idle,
-			// so that its status is true without a write to prompt it.
-			if f := db.fault.Load(); f != nil && f.transient {
-				db.recover(context.Background())
-			}
+		case <-retry:
+			db.recover(context.Background())
 			continue
 		case <-db.stopped:
 			// Answer whatever is still queued, then stop.
@@ -292,6 +293,11 @@ func (db *DB) lastHead() head {
 	defer db.headMu.Unlock()
 	return db.head
 }
+
+// CheckFile checks that the database file is still the one the store
+// opened; if not, the store refuses all work from now on (Fault) and the
+// error says why.
+func (db *DB) CheckFile() error { return db.checkFile() }
 
 // checkFile fails the store for good if its file is no longer the one
 // it opened: deleted (writes would land in an unlinked inode and vanish
