@@ -38,8 +38,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/ancestry"
+	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/cron"
