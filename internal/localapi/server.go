@@ -269,6 +269,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, a broker.Answer,
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "no request "+id)
 		return
+	case errors.Is(err, broker.ErrNoWaiter):
+		writeError(w, http.StatusConflict, "nothing pending — "+err.Error()+"; it is withdrawn and nothing was approved")
+		return
 	case err != nil:
 		s.fail(w, r, "resolve request", err)
 		return
