@@ -58,10 +58,9 @@ const busyTimeoutMS = 5000
 type DB struct {
 	path string
 	w    *sql.DB // one connection; BEGIN IMMEDIATE
-	// q writes the request lifecycle with synchronous=NORMAL: a request
-	// that is lost in a crash had no waiter left anyway, and every action
-	// a request lets run is preceded by an audit commit on w (FULL), whose
-	// fsync of the WAL makes the request rows before it durable too.
+	// q writes the agents' conversations with synchronous=NORMAL: a
+	// message lost in a crash is not a decision. (Requests, whose every
+	// change carries an audit record, go through the committer on w.)
 	q *sql.DB
 	r *sql.DB // query-only readers
 
