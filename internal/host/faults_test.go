@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/config"
@@ -17,16 +16,6 @@ import (
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/testfs"
 )
-
-// poll waits until cond holds, failing after 30 seconds.
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
 
 // execOutcome runs command as web session s and returns its final event.
 func execOutcome(t *testing.T, th *testHost, session, command, dir string) localapi.Event {
@@ -82,7 +71,7 @@ func TestEmptyConfigReload(t *testing.T) {
 
 	for _, empty := range []string{"", "  \n\t\n"} {
 		write(empty)
-		poll(t, "the empty config to be refused", func() bool { return th.pol.problem() != nil })
+		waitFor(t, "the empty config to be refused", func() bool { return th.pol.problem() != nil })
 		denied()
 		st, err := th.client.Status(t.Context())
 		if err != nil || !strings.Contains(st.Config.Rejected, "empty") || st.Config.Digest == "" || !st.Store.OK {
@@ -104,7 +93,7 @@ func TestEmptyConfigReload(t *testing.T) {
 	if c, _, err := config.Parse([]byte(loose), cfg.ConfigPath); err == nil {
 		want = c
 	}
-	poll(t, "the edit to load", func() bool { return th.pol.problem() == nil && th.gate.Policy().Digest() == want.Digest })
+	waitFor(t, "the edit to load", func() bool { return th.pol.problem() == nil && th.gate.Policy().Digest() == want.Digest })
 	if l := logs.String(); !strings.Contains(l, `level=WARN msg="policy reloaded; it now lets through more than before"`) ||
 		!strings.Contains(l, `approvals.deny: removed [\"touch forbidden*\"]`) {
 		t.Errorf("the widening reload was not logged with its diff:\n%s", l)
@@ -148,7 +137,7 @@ func TestDeletedDatabaseStopsWork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	poll(t, "the host to notice", func() bool {
+	waitFor(t, "the host to notice", func() bool {
 		st, err := th.client.Status(t.Context())
 		return err == nil && !st.Store.OK
 	})
@@ -207,7 +196,7 @@ func TestDiskFullHost(t *testing.T) {
 	f.Close()
 	// Writes now fail: the asker hangs up, and its withdrawal cannot be
 	// written.
-	poll(t, "the store to fill up", func() bool {
+	waitFor(t, "the store to fill up", func() bool {
 		_, err := th.runner.Advise(context.Background(), action.NewShell("true").In(work))
 		return errors.Is(err, store.ErrUnavailable)
 	})
@@ -233,11 +222,11 @@ func TestDiskFullHost(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "the orphaned request to be withdrawn", func() bool {
+	waitFor(t, "the orphaned request to be withdrawn", func() bool {
 		r, err := th.st.GetRequest(t.Context(), p.ID)
 		return err == nil && r.State == store.Withdrawn
 	})
-	poll(t, "the store to take work again", func() bool {
+	waitFor(t, "the store to take work again", func() bool {
 		st, err := th.client.Status(t.Context())
 		return err == nil && st.Store.OK
 	})
