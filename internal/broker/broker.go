@@ -455,11 +455,13 @@ func ElicitOutcome(r store.Request) (string, json.RawMessage) {
 // host whose asker is gone (its waiter was woken by a store failure) is
 // not answered: it is withdrawn, and the answer gets ErrNoWaiter.
 func (b *Broker) Resolve(ctx context.Context, id string, a Answer) (store.Request, error) {
-	if r, err := b.o.Requests.GetRequest(ctx, id); err == nil && r.State == store.Pending && r.Host == b.o.Host {
-		b.mu.Lock()
-		_, waiting := b.waiters[id]
-		b.mu.Unlock()
-		if !waiting {
+	b.mu.Lock()
+	_, waiting := b.waiters[id]
+	b.mu.Unlock()
+	if !waiting {
+		// No asker here: fine for another host's request, not for one of
+		// this host's, whose asker is gone.
+		if r, err := b.o.Requests.GetRequest(ctx, id); err == nil && r.State == store.Pending && r.Host == b.o.Host {
 			ended, err := b.resolve(ctx, id, store.Resolution{State: store.Withdrawn, Reason: "its asker went away"}, "")
 			if err != nil && !errors.Is(err, ErrNotPending) {
 				b.orphan(id, store.Resolution{State: store.Withdrawn, Reason: "its asker went away"})

@@ -48,7 +48,7 @@ func scanDecision(sc scanner) (store.Decision, error) {
 func (db *DB) AppendDecision(ctx context.Context, d store.Decision) (store.Decision, error) {
 	d = normDecision(d)
 	var out store.Decision
-	err := db.submit(ctx, func(ctx context.Context, tx *sql.Tx, c *chain) error {
+	err := db.submit(ctx, true, func(ctx context.Context, tx *wtx, c *chain) error {
 		var err error
 		out, err = c.add(ctx, tx, d)
 		return err

@@ -16,6 +16,23 @@ import (
 const requestCols = `id, session, owner, owner_text, action, digest, classes, analysis, rule,
 	created, deadline, host, state, scope, grain, resolved_by, surface, reason, resolved, elicit, content, notice`
 
+// The committer's request statements (prepared once per connection).
+const (
+	sqlRequestInsert = `INSERT INTO requests
+		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state, elicit, notice)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`
+	sqlRequestEnd = `UPDATE requests
+		SET state = ?, scope = ?, grain = ?, resolved_by = ?, surface = ?, reason = ?, resolved = ?, content = ?
+		WHERE id = ? AND state = 'pending'
+		  AND (? NOT IN ('answered', 'denied') OR deadline > ?)
+		RETURNING ` + requestCols
+	sqlRequestGet       = `SELECT ` + requestCols + ` FROM requests WHERE id = ?`
+	sqlRequestsWithdraw = `UPDATE requests
+		SET state = 'withdrawn', scope = '', grain = '', resolved_by = ?, surface = ?, reason = ?, resolved = ?
+		WHERE state = 'pending' AND host <> ?
+		RETURNING ` + requestCols
+)
+
 func scanRequest(sc scanner) (store.Request, error) {
 	var (
 		r                         store.Request
@@ -100,10 +117,8 @@ func (db *DB) createRequest(ctx context.Context, r store.Request) error {
 		return err
 	}
 	rec := normDecision(store.AskRecord(r))
-	return db.submit(ctx, func(ctx context.Context, tx *sql.Tx, c *chain) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO requests
-		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state, elicit, notice)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+	return db.submit(ctx, false, func(ctx context.Context, tx *wtx, c *chain) error {
+		if _, err := tx.ExecContext(ctx, sqlRequestInsert,
 			r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host, elicit, r.Notice); err != nil {
 			return err
 		}
@@ -163,14 +178,14 @@ func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolutio
 	}
 	// The read after a failed swap shares the swap's transaction, so a
 	// request created in between cannot be reported as "not pending".
+	// A human's answer is durable before the human hears it counted (and
+	// before an approved action runs); an expiry or withdrawal need not
+	// be (writer.go).
+	human := res.State == store.Answered || res.State == store.Denied
 	var r store.Request
-	err = db.submit(ctx, func(ctx context.Context, tx *sql.Tx, c *chain) error {
+	err = db.submit(ctx, human, func(ctx context.Context, tx *wtx, c *chain) error {
 		var err error
-		r, err = scanRequest(tx.QueryRowContext(ctx, `UPDATE requests
-		SET state = ?, scope = ?, grain = ?, resolved_by = ?, surface = ?, reason = ?, resolved = ?, content = ?
-		WHERE id = ? AND state = 'pending'
-		  AND (? NOT IN ('answered', 'denied') OR deadline > ?)
-		RETURNING `+requestCols,
+		r, err = scanRequest(tx.QueryRowContext(ctx, sqlRequestEnd,
 			string(res.State), string(res.Scope), string(res.Grain), res.By, res.Surface, res.Reason, at, content, id, string(res.State), at))
 		switch {
 		case err == nil:
@@ -179,7 +194,7 @@ func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolutio
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		r, err = scanRequest(tx.QueryRowContext(ctx, `SELECT `+requestCols+` FROM requests WHERE id = ?`, id))
+		r, err = scanRequest(tx.QueryRowContext(ctx, sqlRequestGet, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -231,11 +246,8 @@ func (db *DB) withdrawHostRequests(ctx context.Context, keep string, res store.R
 		return 0, err
 	}
 	n := 0
-	err = db.submit(ctx, func(ctx context.Context, tx *sql.Tx, c *chain) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE requests
-		SET state = 'withdrawn', scope = '', grain = '', resolved_by = ?, surface = ?, reason = ?, resolved = ?
-		WHERE state = 'pending' AND host <> ?
-		RETURNING `+requestCols,
+	err = db.submit(ctx, false, func(ctx context.Context, tx *wtx, c *chain) error {
+		rows, err := tx.QueryContext(ctx, sqlRequestsWithdraw,
 			res.By, res.Surface, res.Reason, at, keep)
 		if err != nil {
 			return err

@@ -58,9 +58,9 @@ const busyTimeoutMS = 5000
 type DB struct {
 	path string
 	w    *sql.DB // one connection; BEGIN IMMEDIATE
-	// q writes the agents' conversations with synchronous=NORMAL: a
-	// message lost in a crash is not a decision. (Requests, whose every
-	// change carries an audit record, go through the committer on w.)
+	// q writes with synchronous=NORMAL: the agents' conversations, and
+	// the committer's batches that hold no decision and no human answer
+	// (writer.go, "Durability").
 	q *sql.DB
 	r *sql.DB // query-only readers
 
@@ -72,6 +72,7 @@ type DB struct {
 	ops      chan *op
 	stopped  chan struct{}
 	loopDone chan struct{}
+	prepared map[*sql.DB]map[string]*sql.Stmt // the committer's statements, per pool
 	fault    atomic.Pointer[fault]
 	headMu   sync.Mutex
 	head     head
@@ -240,6 +241,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 		db.keeper.Post(anchor.Head{Store: lh.first, Seq: lh.last, Hash: lh.lastHash, Time: time.Now().UTC()})
 	}
 	db.ops, db.stopped, db.loopDone = make(chan *op), make(chan struct{}), make(chan struct{})
+	db.prepared = map[*sql.DB]map[string]*sql.Stmt{}
 	go db.commitLoop()
 	return db, nil
 }
@@ -311,8 +313,20 @@ func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		close(db.stopped)
 		<-db.loopDone
-		db.keeper.Close()
+		defer func() {
+			// The last connection to close checkpointed the WAL (synced):
+			// the head is durable now, whatever the last batch's mode.
+			if h := db.lastHead(); h.seq > 0 && db.closeErr == nil {
+				db.keeper.Post(anchor.Head{Store: h.first, Seq: h.seq, Hash: h.hash, Time: time.Now().UTC()})
+			}
+			db.keeper.Close()
+		}()
 		var errs []error
+		for _, m := range db.prepared {
+			for _, st := range m {
+				errs = append(errs, st.Close())
+			}
+		}
 		if db.r != nil {
 			errs = append(errs, db.r.Close())
 		}

@@ -26,6 +26,18 @@ import (
 // its caller goes on to run anything. The chain stays one serial chain:
 // the committer reads the head inside the transaction, which holds the
 // database's write lock, and appends the batch's records in order.
+//
+// Durability. A batch holding a durable op — a decision, or a human's
+// answer (approved or denied) — commits with synchronous=FULL on the
+// writer connection. A batch of system transitions only (a question
+// asked, expired or withdrawn) commits with synchronous=NORMAL on the
+// second writer connection: it survives a crash of the process, and a
+// power cut can lose it only together with its request row (one
+// transaction), leaving a request that never was, or one still pending
+// that the next start withdraws, with its record; nothing runs on such
+// a transition. The WAL is append-only, so the next FULL commit's fsync
+// makes every earlier commit durable too. Anchors only ever receive
+// durable heads, so a power cut cannot leave an anchor ahead of the log.
 
 // defaultMaxBatch bounds the ops of one transaction.
 const defaultMaxBatch = 256
@@ -53,8 +65,10 @@ var (
 type op struct {
 	// fn runs inside the batch's transaction, in its own savepoint; an
 	// error rolls back what it wrote and is its caller's answer.
-	fn   func(ctx context.Context, tx *sql.Tx, c *chain) error
+	fn   func(ctx context.Context, tx *wtx, c *chain) error
 	done chan error
+	// durable: the batch must commit with synchronous=FULL.
+	durable bool
 }
 
 // chain is the audit log's head while a batch runs.
@@ -67,7 +81,7 @@ type chain struct {
 
 // add chains d after the head and inserts it. d's fields must be
 // normalised (UTC time, nil owner when absent): see normDecision.
-func (c *chain) add(ctx context.Context, tx *sql.Tx, d store.Decision) (store.Decision, error) {
+func (c *chain) add(ctx context.Context, tx *wtx, d store.Decision) (store.Decision, error) {
 	at, err := encTime(d.Time)
 	if err != nil {
 		return store.Decision{}, err
@@ -82,8 +96,7 @@ func (c *chain) add(ctx context.Context, tx *sql.Tx, d store.Decision) (store.De
 	}
 	d.Seq, d.Prev = c.seq+1, c.hash
 	d.Hash = store.ChainHash(d)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO audit (`+auditCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, sqlAuditInsert,
 		d.Seq, at, d.Session, owner, d.OwnerText, string(d.Kind), d.Payload, d.PayloadHash, classes,
 		d.Verdict, d.Rule, d.RequestID, d.By, d.Surface, d.Reason, d.Prev, d.Hash); err != nil {
 		return store.Decision{}, err
@@ -122,8 +135,8 @@ type fault struct {
 // ctx only bounds the wait for a place in the queue: once taken, the op
 // runs and its outcome is awaited, so a caller never mistakes a
 // committed write for a failed one.
-func (db *DB) submit(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx, c *chain) error) error {
-	o := &op{fn: fn, done: make(chan error, 1)}
+func (db *DB) submit(ctx context.Context, durable bool, fn func(ctx context.Context, tx *wtx, c *chain) error) error {
+	o := &op{fn: fn, done: make(chan error, 1), durable: durable}
 	select {
 	case db.ops <- o:
 	case <-db.stopped:
@@ -194,17 +207,42 @@ func (db *DB) commit(batch []*op) error {
 		return err
 	}
 	ctx := context.Background()
-	tx, err := db.w.BeginTx(ctx, nil)
+	pool, durable := db.q, false
+	for _, o := range batch {
+		durable = durable || o.durable
+	}
+	if durable {
+		pool = db.w
+	}
+	stmts, err := db.prepare(ctx, pool)
 	if err != nil {
 		return db.classify(err)
 	}
-	defer tx.Rollback()
+	sqlTx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return db.classify(err)
+	}
+	defer sqlTx.Rollback()
+	tx := &wtx{Tx: sqlTx, stmts: stmts}
 	c, err := db.readHead(ctx, tx)
 	if err != nil {
 		return err
 	}
 	results := make([]error, len(batch))
+	if len(batch) == 1 {
+		// The transaction is the op's own: no savepoint needed.
+		if err := batch[0].fn(ctx, tx, c); err != nil {
+			if f := db.classify(err); errors.Is(f, store.ErrUnavailable) {
+				return f
+			}
+			batch[0].done <- err
+			return nil // rolled back by the deferred Rollback
+		}
+	}
 	for i, o := range batch {
+		if len(batch) == 1 {
+			break
+		}
 		if _, err := tx.ExecContext(ctx, `SAVEPOINT op`); err != nil {
 			return db.classify(err)
 		}
@@ -228,10 +266,10 @@ func (db *DB) commit(batch []*op) error {
 		return db.classify(err)
 	}
 	db.setHead(c)
-	if len(c.recs) > 0 {
-		if db.o.Committed != nil {
-			db.o.Committed(c.recs)
-		}
+	if len(c.recs) > 0 && db.o.Committed != nil {
+		db.o.Committed(c.recs)
+	}
+	if durable && c.seq > 0 {
 		db.keeper.Post(anchor.Head{Store: c.first, Seq: c.seq, Hash: c.hash, Time: time.Now().UTC()})
 	}
 	for i, o := range batch {
@@ -243,37 +281,116 @@ func (db *DB) commit(batch []*op) error {
 // readHead reads the log's head inside tx and checks it against the
 // head this store last committed: another process may have appended
 // since (fine), but the log must not have lost what this store wrote.
-func (db *DB) readHead(ctx context.Context, tx *sql.Tx) (*chain, error) {
+func (db *DB) readHead(ctx context.Context, tx *wtx) (*chain, error) {
 	c := &chain{}
-	err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&c.seq, &c.hash)
+	err := tx.QueryRowContext(ctx, sqlHead).Scan(&c.seq, &c.hash)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, db.classify(fmt.Errorf("read chain head: %w", err))
 	}
-	if c.seq > 0 {
-		if err := tx.QueryRowContext(ctx, `SELECT hash FROM audit WHERE seq = 1`).Scan(&c.first); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, db.classify(fmt.Errorf("read chain head: %w", err))
+	hashAt := func(seq int64) (string, error) {
+		var h string
+		err := tx.QueryRowContext(ctx, sqlHashAt, seq).Scan(&h)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return "", db.classify(fmt.Errorf("read chain head: %w", err))
 		}
+		return h, nil
 	}
 	mine := db.lastHead()
 	if mine.seq == 0 {
+		if c.seq > 0 {
+			if c.first, err = hashAt(1); err != nil {
+				return nil, err
+			}
+		}
 		return c, nil
 	}
+	// The usual case costs one query: the head is the one this store
+	// committed last (or a later one another process appended after it).
+	c.first = mine.first
 	var loss *store.LossError
 	switch {
-	case c.first != mine.first:
-		loss = &store.LossError{Anchor: "this process's last commit", AnchorSeq: mine.seq, Last: c.seq, Replaced: true}
+	case c.seq == mine.seq && c.hash == mine.hash:
+		return c, nil
 	case c.seq < mine.seq:
 		loss = &store.LossError{Anchor: "this process's last commit", AnchorSeq: mine.seq, Last: c.seq, Missing: mine.seq - c.seq}
-	default:
-		var h string
-		if err := tx.QueryRowContext(ctx, `SELECT hash FROM audit WHERE seq = ?`, mine.seq).Scan(&h); err != nil || h != mine.hash {
-			loss = &store.LossError{Anchor: "this process's last commit", AnchorSeq: mine.seq, Last: c.seq, Changed: true}
+		if c.seq == 0 {
+			loss.Missing, loss.Replaced = 0, true
 		}
+	default:
+		h, err := hashAt(mine.seq)
+		if err != nil {
+			return nil, err
+		}
+		if h == mine.hash {
+			return c, nil // another process appended; the chain links on from ours
+		}
+		loss = &store.LossError{Anchor: "this process's last commit", AnchorSeq: mine.seq, Last: c.seq, Changed: true}
 	}
-	if loss != nil {
-		return nil, db.fail(fmt.Errorf("%w: %w: %w", store.ErrUnavailable, ErrLogShrank, loss), false)
+	return nil, db.fail(fmt.Errorf("%w: %w: %w", store.ErrUnavailable, ErrLogShrank, loss), false)
+}
+
+// The committer's own statements; with the request statements
+// (requests.go) they are prepared once per writer connection.
+const (
+	sqlAuditInsert = `INSERT INTO audit (` + auditCols + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlHead   = `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`
+	sqlHashAt = `SELECT hash FROM audit WHERE seq = ?`
+)
+
+var preparedSQL = []string{sqlAuditInsert, sqlHead, sqlHashAt, sqlRequestInsert, sqlRequestEnd, sqlRequestGet, sqlRequestsWithdraw,
+	`SAVEPOINT op`, `ROLLBACK TO op`, `RELEASE op`}
+
+// wtx is the committer's transaction: the statements it runs again and
+// again are prepared once per connection rather than parsed each time
+// (SQLite's parser was a third of a small batch's CPU).
+type wtx struct {
+	*sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+// ExecContext runs q, prepared if it is one of preparedSQL.
+func (t *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st, ok := t.stmts[q]; ok {
+		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
-	return c, nil
+	return t.Tx.ExecContext(ctx, q, args...)
+}
+
+// QueryRowContext runs q, prepared if it is one of preparedSQL.
+func (t *wtx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st, ok := t.stmts[q]; ok {
+		return t.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, q, args...)
+}
+
+// QueryContext runs q, prepared if it is one of preparedSQL.
+func (t *wtx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st, ok := t.stmts[q]; ok {
+		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, q, args...)
+}
+
+// prepare prepares preparedSQL on pool once (committer goroutine only).
+func (db *DB) prepare(ctx context.Context, pool *sql.DB) (map[string]*sql.Stmt, error) {
+	if m, ok := db.prepared[pool]; ok {
+		return m, nil
+	}
+	m := make(map[string]*sql.Stmt, len(preparedSQL))
+	for _, q := range preparedSQL {
+		st, err := pool.PrepareContext(ctx, q)
+		if err != nil {
+			for _, s := range m {
+				s.Close()
+			}
+			return nil, fmt.Errorf("prepare the committer's statements: %w", err)
+		}
+		m[q] = st
+	}
+	db.prepared[pool] = m
+	return m, nil
 }
 
 // head is the part of a chain the store remembers between batches.
