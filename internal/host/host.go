@@ -521,7 +521,7 @@ func (h *host) status(context.Context) localapi.Status {
 		st.Config.Rejected, st.Config.Since = p.Err.Error(), p.Since
 	}
 	st.Store.OK = true
-	if err, since := h.db.Fault(); err != nil {
+	if since, err := h.db.Fault(); err != nil {
 		st.Store.OK, st.Store.Fault, st.Store.Since = false, err.Error(), since
 	}
 	st.Store.AuditSeq = h.db.Head().Seq
@@ -538,7 +538,7 @@ func (h *host) alerts() []string {
 		}
 		out = append(out, fmt.Sprintf("Config not reloaded since %s; %s stays in force: %v", p.Since.Local().Format(time.DateTime), kept, p.Err))
 	}
-	if err, since := h.db.Fault(); err != nil {
+	if since, err := h.db.Fault(); err != nil {
 		out = append(out, fmt.Sprintf("The store refuses all work since %s: %v", since.Local().Format(time.DateTime), err))
 	}
 	return out

@@ -61,7 +61,7 @@ func TestDiskFull(t *testing.T) {
 	if !errors.Is(full, store.ErrUnavailable) || !errors.Is(full, ErrDiskFull) {
 		t.Fatalf("error when full: %v; want ErrUnavailable and ErrDiskFull", full)
 	}
-	if f, since := db.Fault(); f == nil || since.IsZero() {
+	if since, f := db.Fault(); f == nil || since.IsZero() {
 		t.Fatalf("Fault = %v, %v", f, since)
 	}
 	// Work is refused with the reason while the disk is full.
@@ -76,7 +76,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		f, _ := db.Fault()
+		_, f := db.Fault()
 		if f == nil {
 			break
 		}

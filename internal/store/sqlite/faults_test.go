@@ -88,7 +88,7 @@ func TestTruncationIsNoticed(t *testing.T) {
 	if _, err := db.AppendDecision(ctx, store.Decision{Verdict: "allow"}); !errors.Is(err, store.ErrUnavailable) || !errors.Is(err, ErrLogShrank) {
 		t.Errorf("append after truncation: %v", err)
 	}
-	if f, _ := db.Fault(); f == nil {
+	if _, f := db.Fault(); f == nil {
 		t.Error("no fault reported")
 	}
 	if err := db.Close(); err != nil {

@@ -511,16 +511,16 @@ func (db *DB) probe(ctx context.Context) error {
 	return tx.Commit()
 }
 
-// Fault returns why the store stopped accepting work and since when, or
-// nil while it accepts work. A full disk clears by itself when space
+// Fault returns since when and why the store stopped accepting work, or
+// a nil error while it accepts work. A full disk clears by itself when space
 // returns; a deleted or replaced file, or a log that lost records, needs
 // the operator and a restart.
-func (db *DB) Fault() (error, time.Time) {
+func (db *DB) Fault() (time.Time, error) {
 	f := db.fault.Load()
 	if f == nil {
-		return nil, time.Time{}
+		return time.Time{}, nil
 	}
-	return f.err, f.since
+	return f.since, f.err
 }
 
 // Head returns the audit log's head as this store last committed or
