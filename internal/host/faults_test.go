@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
@@ -253,5 +254,30 @@ func TestDiskFullHost(t *testing.T) {
 	}
 	if res, err := th.client.Verify(t.Context()); err != nil || !res.OK {
 		t.Errorf("verify: %+v %v", res, err)
+	}
+}
+
+// TestAnchorFileIsProtected: the audit anchor kept on another path
+// (audit.anchor_file) is written by the host and is warden's own: even
+// with approvals.mode off, a command cannot overwrite it.
+func TestAnchorFileIsProtected(t *testing.T) {
+	cfg := newConfig(t)
+	far := filepath.Join(t.TempDir(), "far.anchor")
+	if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  mode: off\naudit:\n  anchor_file: "+far+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	th := startHost(t, cfg)
+	work := t.TempDir()
+	if e := execOutcome(t, th, "w", "echo hi > other", work); e.Event != localapi.EventExit {
+		t.Fatalf("an ordinary write under mode off: %+v", e)
+	}
+	e := execOutcome(t, th, "w", "echo '{}' > "+far, work)
+	if e.Event != localapi.EventDenied {
+		t.Fatalf("overwrite of the anchor file: %+v", e)
+	}
+	th.stop(t)
+	h, err := anchor.ReadFile(far)
+	if err != nil || h.Seq < 2 {
+		t.Fatalf("far anchor after a clean stop: %+v %v", h, err)
 	}
 }

@@ -141,7 +141,7 @@ func loadOnce(path string, paths gate.Paths, logger *slog.Logger) (*gate.Policy,
 			}
 		}
 	}
-	p, err := gate.Compile(cfg, paths)
+	p, err := gate.Compile(cfg, withAnchor(paths, cfg))
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("config %s: %w", path, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -68,7 +69,7 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 		return nil, fmt.Errorf("config %s: %w (check it with `warden config check %s`)", path, err, path)
 	}
 	cfg := w.Config()
-	p, err := gate.Compile(cfg, paths)
+	p, err := gate.Compile(cfg, withAnchor(paths, cfg))
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -103,7 +104,7 @@ func (l *policyLoader) describe() string { return l.status }
 // widens the policy (a deny rule removed, a mode loosened) at WARN, so
 // that an edit that lets more through never passes quietly.
 func (l *policyLoader) reload(cfg *config.Config) {
-	p, err := gate.Compile(cfg, l.paths)
+	p, err := gate.Compile(cfg, withAnchor(withAnchor(l.paths, l.start), cfg))
 	if err != nil {
 		since := time.Now()
 		if old := l.loadErr.Load(); old != nil {
@@ -131,6 +132,17 @@ func (l *policyLoader) reload(cfg *config.Config) {
 		return
 	}
 	l.log.Info("policy reloaded", "digest", cfg.Digest, "changes", text)
+}
+
+// withAnchor adds cfg's audit.anchor_file to the protected paths: like
+// the state directory, it is warden's own, and an agent that could write
+// it could hide the log's loss or stop the host from starting.
+func withAnchor(paths gate.Paths, cfg *config.Config) gate.Paths {
+	if cfg == nil || cfg.Audit.AnchorFile == "" || slices.Contains(paths.Protected, cfg.Audit.AnchorFile) {
+		return paths
+	}
+	paths.Protected = append(slices.Clip(paths.Protected), cfg.Audit.AnchorFile)
+	return paths
 }
 
 // digest is the SHA-256 of the config in force, "" for the defaults.
