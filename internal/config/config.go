@@ -69,6 +69,9 @@ type Config struct {
 	Hook Hook
 	// Analysis holds the analysis: section.
 	Analysis Analysis
+	// Audit holds the audit: section (where the audit chain's head is
+	// anchored besides the state directory).
+	Audit Audit
 }
 
 // Hook is the hook: section: how warden hook answers agents that have
