@@ -45,6 +45,8 @@ func ruleDocker(c *cmd) {
 		}
 	case "stop", "kill", "rm", "rmi", "restart", "prune":
 		c.find(clsContainerLife, c.span)
+	case "push":
+		c.findDetail(clsPkgPublish, c.span, c.name+" push")
 	case "compose":
 		c.composeVerb(rest)
 	case "system":
@@ -57,6 +59,14 @@ func ruleDocker(c *cmd) {
 			c.find(clsContainerLife, c.span)
 		case "exec":
 			c.dockerExec(restStart + 1)
+		case "run", "create":
+			c.privileged(rest[1:])
+		case "push":
+			c.findDetail(clsPkgPublish, c.span, c.name+" "+sub+" push")
+		case "build":
+			if hasWord(c.args, "--push") || hasPrefixWord(c.args, "--output=type=registry", "--output type=registry") {
+				c.findDetail(clsPkgPublish, c.span, c.name+" "+sub+" build --push")
+			}
 		}
 	case "run", "create":
 		c.privileged(rest)

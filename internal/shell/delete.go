@@ -6,7 +6,30 @@ import "strings"
 
 var _ = family(func() {
 	register("delete", ruleRm, "rm", "unlink", "rmdir")
+	register("delete", ruleRimraf, "rimraf", "del-cli", "trash-empty")
 })
+
+var rimrafSpec = spec("", "G|glob", "no-glob", "preserve-root?", "no-preserve-root", "tmp=", "max-retries=", "retry-delay=",
+	"backoff=", "impl=", "i|interactive", "I", "v|verbose", "q|quiet", "h|help", "version", "f|force", "all")
+
+// ruleRimraf: rimraf (node's rm -rf, run through npx) and del-cli delete
+// their operands recursively and without asking; trash-empty empties the
+// trash.
+func ruleRimraf(c *cmd) {
+	if c.name == "trash-empty" {
+		c.find(clsDeleteRecursive, c.span)
+		return
+	}
+	p := c.parse(rimrafSpec)
+	if p.has("h", "version") {
+		return
+	}
+	args := []Arg{{Value: "rm", Static: true, Span: c.args[0].Span}, {Value: "-rf", Static: true, Span: c.args[0].Span}, {Value: "--", Static: true, Span: c.args[0].Span}}
+	saved := c.args
+	c.args = append(args, p.operands...)
+	ruleRm(c)
+	c.args = saved
+}
 
 var rmSpec = spec("", "f|force", "i", "I", "interactive?", "one-file-system", "no-preserve-root", "preserve-root?",
 	"r|R|recursive", "d|dir", "v|verbose", "help", "version")

@@ -66,6 +66,8 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		p.rule(c)
 	} else if strings.HasPrefix(c.name, "mkfs.") || strings.HasPrefix(c.name, "newfs") {
 		ruleMkfs(c)
+	} else {
+		c.unknownWrapper()
 	}
 	if w.opts.Profile == ProfileStrict && !knownSafe[c.name] {
 		c.find(clsUnknownProgram, sp)

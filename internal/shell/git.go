@@ -171,6 +171,11 @@ func (c *cmd) gitConfig(a Arg, how string) {
 		c.findDetail(clsGitConfigProgram, a.Span, "hooks from "+val)
 		return
 	}
+	if strings.HasPrefix(low, "credential.") {
+		// A helper starting with "!" is shell code; another is a program
+		// git runs as git-credential-NAME (or a path).
+		val = strings.TrimPrefix(val, "!")
+	}
 	prog := a
 	prog.Value, prog.off = val, 0
 	if !knownHelper(prog) {

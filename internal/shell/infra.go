@@ -84,6 +84,8 @@ func ruleHelm(c *cmd) {
 		c.find(clsInfraDestroy, c.span)
 	case "rollback":
 		c.find(clsGitDiscard, c.span)
+	case "push", "cm-push":
+		c.findDetail(clsPkgPublish, c.span, "helm "+p.operands[0].Value)
 	}
 }
 
@@ -210,6 +212,12 @@ func ruleCloud(c *cmd) {
 				}
 			}
 			c.uploadFiles(files)
+		case ops[0] == "release" && has("create"):
+			c.findDetail(clsPkgPublish, c.span, "gh release create")
+			p := parseOpts(ghReleaseSpec, c.args, 1)
+			if len(p.operands) > 3 {
+				c.uploadFiles(p.operands[3:]) // gh release create TAG FILES…
+			}
 		case ops[0] == "release" && has("upload"):
 			var files []Arg
 			for _, a := range c.args[4:] {
@@ -232,6 +240,9 @@ func ruleCloud(c *cmd) {
 		}
 	}
 }
+
+var ghReleaseSpec = spec("", "R|repo=", "t|title=", "n|notes=", "F|notes-file=", "target=", "d|draft", "p|prerelease", "latest?",
+	"generate-notes", "notes-start-tag=", "discussion-category=", "verify-tag", "fail-on-no-commits", "notes-from-tag", "clobber", "h|help")
 
 // cloudValueFlags are global flags of the cloud CLIs that take a
 // separate value.

@@ -68,6 +68,9 @@ func ruleEnv(c *cmd) {
 		}
 		return
 	}
+	if d, ok := p.value("C"); ok {
+		defer c.w.chdir(c.idx, d)()
+	}
 	c.run(rest, "env", assigns...)
 }
 
@@ -386,11 +389,13 @@ func ruleInterp(c *cmd) {
 		}
 	}
 	if m, ok := p.value(in.module...); ok {
-		if (m.Value == "pip" || m.Value == "pip3") && c.name != "ipython" {
-			args := append([]Arg{{Value: "pip", Static: true, Span: m.Span}}, p.operands...)
+		// A module that is a program of its own (pip, twine, poetry, uv)
+		// does what that program does; another runs a file we cannot see.
+		if name := cmdName(m.Value); m.Static && programs[name] != nil && !shells[name] && interpreters[name] == nil && c.name != "ipython" {
+			args := append([]Arg{{Value: name, Static: true, Span: m.Span}}, p.operands...)
 			c.run(args, c.name+" -m")
 		}
-		return // a module runs a file we cannot see
+		return
 	}
 	if len(p.operands) == 0 || p.operands[0].Value == "-" {
 		if in.stdin {
@@ -578,7 +583,8 @@ func ruleBusybox(c *cmd) {
 var parallelSpec = spec("+", "j|jobs|P|max-procs=", "S|sshlogin=", "a|arg-file=", "d|delimiter=", "colsep|C=", "timeout=", "joblog=",
 	"results|res=", "delay=", "halt|halt-on-error=", "n|max-args=", "workdir|wd=", "tmpdir=", "I|replace=", "i?", "N=", "L|max-lines=",
 	"X", "k|keep-order", "v", "q|quote", "0|null", "u|ungroup", "line-buffer", "tag", "eta", "progress", "bar", "dry-run",
-	"no-notice", "nonall", "onall", "pipe", "pipepart", "block=", "env=", "shebang", "version", "help", "will-cite", "citation", "retries=", "memfree=", "load=", "nice=", "sshloginfile|slf=", "transferfile|tf=", "return=", "cleanup", "trc=", "basefile|bf=", "group", "r|no-run-if-empty", "E=", "e|eof?", "s|max-chars=", "x|xargs", "m", "t|verbose", "p|interactive")
+	"no-notice", "nonall", "onall", "pipe", "pipepart", "block=", "env=", "shebang", "version", "help", "will-cite", "citation", "retries=", "memfree=", "load=", "nice=", "sshloginfile|slf=", "transferfile|tf=", "return=", "cleanup", "trc=", "basefile|bf=", "group", "r|no-run-if-empty", "E=", "e|eof?", "s|max-chars=", "x|xargs", "m", "t|verbose", "p|interactive",
+	"id|semaphorename=", "fg", "bg", "W|wait", "semaphoretimeout|st=", "semaphore")
 
 // ruleParallel: the command template (up to ":::") is shell code; without
 // one, each input line is a command.

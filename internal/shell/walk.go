@@ -126,6 +126,9 @@ type walker struct {
 	written map[string]writtenText
 	// probes counts the extra readings tried (see maxProbes).
 	probes int
+	// probing is set while an unknown program's operands are read on the
+	// side (see unknownWrapper): probes do not nest.
+	probing bool
 	// globstar is set once the line runs shopt -s globstar.
 	globstar bool
 	// tableCache is the protected-path table built from
