@@ -245,7 +245,12 @@ done:
 	switch {
 	case hasC:
 		if i < len(c.args) {
+			// sh -c CODE NAME ARGS…: $0 and $1… of the code.
+			if extra := c.args[i+1:]; len(extra) > 0 && allStatic(extra) {
+				c.w.nextPos = words(extra)
+			}
 			c.shellCode(c.args[i])
+			c.w.nextPos = nil
 		}
 	case readStdin || i >= len(c.args):
 		if privileged(c.via) && c.in.kind == stdinNone {
@@ -255,6 +260,10 @@ done:
 		c.stdinCode("shell")
 	default:
 		script := c.args[i]
+		if text, ok := c.w.procText(script.subst); ok {
+			c.w.payload(text, appendVia(c.via, c.name+" <(…)"), script.Span, -1, stdin{})
+			return
+		}
 		switch {
 		case !script.Static || strings.HasPrefix(script.Value, "<("):
 			c.dynamic(script)
@@ -551,6 +560,10 @@ func ruleSource(c *cmd) {
 		return
 	}
 	f := args[0]
+	if text, ok := c.w.procText(f.subst); ok {
+		c.w.payload(text, appendVia(c.via, c.name+" <(…)"), f.Span, -1, stdin{})
+		return
+	}
 	switch {
 	case strings.HasPrefix(f.Value, "<(") || !f.Static:
 		c.dynamic(f)

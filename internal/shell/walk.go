@@ -129,6 +129,9 @@ type walker struct {
 	// probing is set while an unknown program's operands are read on the
 	// side (see unknownWrapper): probes do not nest.
 	probing bool
+	// nextPos are the positional parameters ($0 first) of the next
+	// payload (sh -c CODE NAME ARGS…), when all are static.
+	nextPos []string
 	// globstar is set once the line runs shopt -s globstar.
 	globstar bool
 	// tableCache is the protected-path table built from
@@ -212,7 +215,7 @@ func (w *walker) run() {
 		malformed(a, parseError(err))
 		return
 	}
-	w.lvl.consts = w.constants(f)
+	w.lvl.consts = w.textConsts(f, text)
 	clean, cf, why := w.cleanReading(a.Input, f)
 	if why != "" {
 		malformed(a, why)
@@ -223,7 +226,7 @@ func (w *walker) run() {
 		// The reading a person sees, walked too: a name disguised with
 		// format characters or fullwidth letters is still recognised.
 		w.lvl = &level{src: clean, outer: Span{0, len(a.Input)}}
-		w.lvl.consts = w.constants(cf)
+		w.lvl.consts = w.textConsts(cf, clean)
 		w.dir = dirState{path: w.opts.Cwd, known: strings.HasPrefix(w.opts.Cwd, "/")}
 		w.stmts(cf.Stmts, []string{asDisplayed}, stdin{})
 	}
@@ -404,9 +407,12 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 // command (if, while, for, case, blocks, subshells, tests, arithmetic,
 // declarations) by letting walkTree find them.
 func (w *walker) compound(node syntax.Node, via []string) {
-	if d, ok := node.(*syntax.DeclClause); ok {
-		w.decl(d, via)
+	switch n := node.(type) {
+	case *syntax.DeclClause:
+		w.decl(n, via)
 		return
+	case *syntax.TestClause, *syntax.LetClause, *syntax.ArithmCmd:
+		w.arithQuoted(n, via)
 	}
 	first := true
 	walkTree(node, func(n syntax.Node) bool {
@@ -421,9 +427,46 @@ func (w *walker) compound(node syntax.Node, via []string) {
 		case *syntax.CmdSubst, *syntax.ProcSubst:
 			w.substs(n, via)
 			return false
+		case *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.TestClause, *syntax.LetClause:
+			w.arithQuoted(n, via)
+		case *syntax.ParamExp:
+			if promptOp(n) {
+				w.promptExpansion(n, via)
+			}
 		}
 		return w.err == nil
 	})
+}
+
+// arithQuoted: a quoted string inside arithmetic or a [[ -v ]] test is
+// evaluated as a name with a subscript, and a command substitution in
+// the subscript runs ($(( 'a[$(cmd)]' )), [[ -v 'a[$(cmd)]' ]]).
+func (w *walker) arithQuoted(n syntax.Node, via []string) {
+	walkTree(n, func(m syntax.Node) bool {
+		switch m := m.(type) {
+		case *syntax.SglQuoted:
+			w.arithSubscripts(m.Value, via)
+		case *syntax.DblQuoted:
+			if v, ok := staticWord(&syntax.Word{Parts: []syntax.WordPart{m}}); ok {
+				w.arithSubscripts(v, via)
+			}
+		}
+		return true
+	})
+}
+
+// promptExpansion: ${x@P} expands x's value as a prompt, which runs the
+// command substitutions in it. A constant's value is read; another is
+// opaque.
+func (w *walker) promptExpansion(p *syntax.ParamExp, via []string) {
+	q := *p
+	q.Exp = nil
+	if v, ok := w.constant(&q); ok {
+		w.nested(": \""+strings.ReplaceAll(v, `"`, `\"`)+"\"", appendVia(via, "${…@P}"), w.span(p.Pos(), p.End()), -1, stdin{}, false)
+		return
+	}
+	w.a.Dynamic = true
+	w.findDetail(-1, clsDynamic, w.span(p.Pos(), p.End()), "${"+p.Param.Value+"@P} runs the command substitutions in a value warden cannot see")
 }
 
 // substs walks the command and process substitutions inside a node and
@@ -444,6 +487,14 @@ func (w *walker) substs(node syntax.Node, via []string) (lo, hi int) {
 			list, how = n.Stmts, "$(…)"
 		case *syntax.ProcSubst:
 			list, how = n.Stmts, n.Op.String()+"(…)"
+		case *syntax.ArithmExp:
+			w.arithQuoted(n, via)
+			return w.err == nil
+		case *syntax.ParamExp:
+			if promptOp(n) {
+				w.promptExpansion(n, via)
+			}
+			return w.err == nil
 		default:
 			return w.err == nil
 		}
@@ -497,8 +548,7 @@ func (w *walker) redirects(rs []*syntax.Redirect, via []string, in stdin) (stdin
 		}
 		t := args[0]
 		if hi > lo {
-			w.substLists = append(w.substLists, cmdRange{int32(lo), int32(hi)})
-			t.subst = int32(len(w.substLists))
+			t.subst = w.substRange(r.Word, lo, hi)
 		}
 		if r.Op == syntax.RdrIn {
 			if _, isProc := firstPart(r.Word).(*syntax.ProcSubst); isProc {
@@ -538,6 +588,9 @@ func (w *walker) hdocText(word *syntax.Word) string {
 func (w *walker) decl(d *syntax.DeclClause, via []string) {
 	idx := -1
 	for _, as := range d.Args {
+		if as.Index != nil {
+			w.substs(as.Index, via)
+		}
 		if as.Value != nil {
 			w.substs(as.Value, via)
 		}
@@ -545,6 +598,12 @@ func (w *walker) decl(d *syntax.DeclClause, via []string) {
 			w.substs(as.Array, via)
 		}
 		if as.Name == nil {
+			if as.Value != nil {
+				// declare 'a[$(cmd)]=1': a name with a subscript.
+				if v, ok := staticWord(as.Value); ok {
+					w.arithSubscripts(v, via)
+				}
+			}
 			continue
 		}
 		val := ""
@@ -565,6 +624,9 @@ func (w *walker) decl(d *syntax.DeclClause, via []string) {
 func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in stdin, redirs []Redirect) {
 	var assigns []string
 	for _, as := range ce.Assigns {
+		if as.Index != nil {
+			w.substs(as.Index, via) // a[$(cmd)]=v runs cmd
+		}
 		val := ""
 		if as.Value != nil {
 			w.substs(as.Value, via)
@@ -599,9 +661,9 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 		n := len(args)
 		args = w.wordInto(args, word)
 		if hi > lo {
-			w.substLists = append(w.substLists, cmdRange{int32(lo), int32(hi)})
+			ix := w.substRange(word, lo, hi)
 			for i := n; i < len(args); i++ {
-				args[i].subst = int32(len(w.substLists))
+				args[i].subst = ix
 			}
 		}
 	}
@@ -806,16 +868,31 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 		}
 		return
 	}
+	pos := w.nextPos
+	w.nextPos = nil
 	saved := w.lvl
 	w.lvl = &level{src: text, cr: cr, base: off, exact: known && off >= 0 && saved.exact, outer: sp}
-	w.lvl.consts = w.constants(f)
+	w.lvl.consts = w.textConsts(f, text)
+	if pos != nil && !setsPositional(f) {
+		w.lvl.consts = withPositional(w.lvl.consts, pos[0], pos[1:])
+	}
 	w.stmts(f.Stmts, via, in)
 	if cf != nil {
 		w.lvl = &level{src: clean, outer: sp}
-		w.lvl.consts = w.constants(cf)
+		w.lvl.consts = w.textConsts(cf, clean)
 		w.stmts(cf.Stmts, appendVia(via, asDisplayed), in)
 	}
 	w.lvl = saved
+}
+
+// textConsts are the constants of a parsed text, with the positional
+// parameters a top-level `set -- …` gives it.
+func (w *walker) textConsts(f *syntax.File, src string) map[string]constVal {
+	consts := w.constants(f)
+	if strings.Contains(src, "set") && strings.Contains(src, "--") {
+		consts = topPositional(f, consts)
+	}
+	return consts
 }
 
 // asDisplayed marks candidates of the cleaned reading in Command.Via.
@@ -838,13 +915,42 @@ func (w *walker) cleanReading(raw string, f *syntax.File) (string, *syntax.File,
 	return clean, cf, ""
 }
 
-// cmdRange is a range [lo, hi) of Analysis.Commands.
-type cmdRange struct{ lo, hi int32 }
+// cmdRange is a range [lo, hi) of Analysis.Commands: what a
+// substitution ran. For a process substitution whose output can be
+// computed (<(echo …)), text is that output.
+type cmdRange struct {
+	lo, hi int32
+	text   string
+	folded bool
+}
+
+// substRange records what a word's substitutions ran, and the output of
+// a process substitution when it can be computed.
+func (w *walker) substRange(word *syntax.Word, lo, hi int) int32 {
+	r := cmdRange{lo: int32(lo), hi: int32(hi)}
+	if ps, ok := firstPart(word).(*syntax.ProcSubst); ok && ps.Op == syntax.CmdIn {
+		r.text, r.folded = w.foldStmts(ps.Stmts)
+	}
+	w.substLists = append(w.substLists, r)
+	return int32(len(w.substLists))
+}
+
+// procText is the output of the process substitution an arg is, when it
+// can be computed (bash <(echo …), source <(printf …)).
+func (w *walker) procText(subst int32) (string, bool) {
+	if subst <= 0 || int(subst) > len(w.substLists) {
+		return "", false
+	}
+	r := w.substLists[subst-1]
+	return r.text, r.folded
+}
 
 // expansion is one walk of a function body.
 type expansion struct {
 	fd *funcDef
 	in stdinKind
+	// args are the call's arguments when the body reads them.
+	args string
 }
 
 // argSlice returns an empty slice with room for n args, carved from a
