@@ -196,8 +196,7 @@ func init() {
 		},
 		"Bun.file": func(s *state, c *call) *value { return obj("bunfile", map[string]*value{"path": pathOf(c.arg(0, ""))}) },
 		"bunfile.text": func(s *state, c *call) *value {
-			readFrom(s, pathOf(c.self))
-			return dynStr()
+			return readFrom(s, pathOf(c.self))
 		},
 		"bunfile.json": func(s *state, c *call) *value {
 			readFrom(s, pathOf(c.self))
@@ -296,8 +295,7 @@ func jsWrite(appendMode bool) effect {
 }
 
 func jsRead(s *state, c *call) *value {
-	readFrom(s, pathOf(c.arg(0, "")))
-	return dynStr()
+	return readFrom(s, pathOf(c.arg(0, "")))
 }
 
 func jsOpen(s *state, c *call) *value {

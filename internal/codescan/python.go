@@ -868,9 +868,14 @@ func (e *pyEval) call(n *pnode, sc *pyScope) *value {
 	if ef, ok := pyEffects[c.name]; ok {
 		return ef(e.state, c)
 	}
+	if (c.name == "file.read" || c.name == "file.readline" || c.name == "file.readlines") && c.self != nil && c.self.fields["path"] != nil {
+		// The file's content, which remembers where it came from.
+		return &value{k: kStr, parts: []part{{dyn: true, src: "cat -- " + e.state.word(c.self.fields["path"])}}}
+	}
 	if c.self != nil && c.self.k == kObj && pyCategory(c.name) == catUnknown {
 		// A data method on an object's content (a read file's text).
-		if m := c.name[strings.LastIndexByte(c.name, '.')+1:]; pyDataMethods[m] {
+		m := c.name[strings.LastIndexByte(c.name, '.')+1:]
+		if pyDataMethods[m] {
 			return e.dataMethod(&call{name: "data." + m, args: c.args, kw: c.kw, self: dynStr()})
 		}
 	}

@@ -68,6 +68,13 @@ func ruleTar(c *cmd) {
 		c.writes(p.values("f"))
 		c.tree(p.operands, accRead)
 		c.reads(p.operands)
+		if secret := c.w.meta[c.idx].secret; secret != "" {
+			for _, f := range p.values("f") {
+				if f.Static && f.Value != "-" {
+					c.w.taint(c.w.pathKey(f.Value), strings.TrimSuffix(secret, " "))
+				}
+			}
+		}
 	}
 }
 

@@ -16,6 +16,10 @@ type cmd struct {
 	span Span
 }
 
+// stdinSenders send their standard input to another host.
+var stdinSenders = map[string]bool{"nc": true, "ncat": true, "netcat": true, "socat": true, "telnet": true, "openssl": true,
+	"ssh": true, "mail": true, "mailx": true, "mutt": true, "sendmail": true, "ftp": true, "tftp": true}
+
 // nameArgs are builtins whose arguments may be variable names with a
 // subscript that bash evaluates as arithmetic.
 var nameArgs = map[string]bool{"read": true, "printf": true, "test": true, "[": true, "let": true, "declare": true, "typeset": true,
@@ -64,6 +68,7 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		return idx
 	}
 	c.argPaths()
+	c.readsTainted()
 	if nameArgs[c.name] {
 		// These builtins evaluate a variable name they are given, and a
 		// subscript in it as arithmetic: read 'a[$(cmd)]' runs cmd.
@@ -82,6 +87,12 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		ruleMkfs(c)
 	} else {
 		c.unknownWrapper()
+	}
+	c.markEnvDump()
+	if stdinSenders[c.name] && c.in.kind == stdinFile && (c.name != "openssl" || hasWord(c.args, "s_client")) {
+		// What it reads on stdin goes to the other end (ssh host < f,
+		// nc host port < f, mail x < f).
+		c.uploadFiles([]Arg{c.in.file})
 	}
 	if c.in.kind == stdinText && c.in.static && !w.meta[idx].hasOut {
 		// A decoder reading a static here-string prints what can be

@@ -383,6 +383,8 @@ func ruleInterp(c *cmd) {
 		c.inlineCode(in.lang, src, c.name+" -"+strings.TrimLeft(c.args[p.hits[0].at].Value, "-")[:1])
 		if p.has(in.edits...) {
 			c.writes(p.operands)
+		} else {
+			c.reads(p.operands) // perl -ne …, python -c … FILE: the code reads its operands
 		}
 		return
 	}
@@ -680,6 +682,13 @@ func ruleAwk(c *cmd) {
 		}
 		progs, ops = ops[:1], ops[1:]
 	}
+	var files []Arg
+	for _, op := range ops {
+		if !isAssign(op.Value) {
+			files = append(files, op) // awk reads its file operands (not VAR=value ones)
+		}
+	}
+	c.reads(files)
 	for _, prog := range progs {
 		if p.has("S") {
 			continue // --sandbox: no system(), no redirections

@@ -119,6 +119,13 @@ func (c *cmd) uploadFiles(files []Arg) {
 		if f.Value == "-" || f.Value == "." {
 			c.w.meta[c.idx].sends = true
 			c.findDetail(clsUpload, f.Span, "standard input")
+			if c.in.kind == stdinFile && c.in.file.Value != "-" {
+				c.uploadFiles([]Arg{c.in.file}) // curl -T - < FILE
+			}
+			continue
+		}
+		if what, ok := c.w.taintedPath(f); ok {
+			c.findDetail(clsExfilSecret, f.Span, what)
 			continue
 		}
 		cls, tier, d := c.w.argClass(f, accRead)

@@ -129,6 +129,11 @@ type walker struct {
 	// probing is set while an unknown program's operands are read on the
 	// side (see unknownWrapper): probes do not nest.
 	probing bool
+	// netFDs are descriptors the line opened on a network socket.
+	netFDs map[string]bool
+	// tainted are variables and files (by resolved path) that hold a
+	// secret the line read, with what it was.
+	tainted map[string]string
 	// nextPos are the positional parameters ($0 first) of the next
 	// payload (sh -c CODE NAME ARGS…), when all are static.
 	nextPos []string
@@ -557,7 +562,11 @@ func (w *walker) redirects(rs []*syntax.Redirect, via []string, in stdin) (stdin
 				in = stdin{kind: stdinFile, file: t, span: t.Span}
 			}
 		}
-		out = append(out, Redirect{Op: r.Op.String(), Target: t})
+		rd := Redirect{Op: r.Op.String(), Target: t}
+		if r.N != nil {
+			rd.fd = r.N.Value
+		}
+		out = append(out, rd)
 	}
 	return in, out
 }
@@ -592,7 +601,9 @@ func (w *walker) decl(d *syntax.DeclClause, via []string) {
 			w.substs(as.Index, via)
 		}
 		if as.Value != nil {
-			w.substs(as.Value, via)
+			if lo, hi := w.substs(as.Value, via); hi > lo && as.Name != nil {
+				w.taintAssign(as.Name.Value, lo, hi)
+			}
 		}
 		if as.Array != nil {
 			w.substs(as.Array, via)
@@ -629,7 +640,9 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 		}
 		val := ""
 		if as.Value != nil {
-			w.substs(as.Value, via)
+			if lo, hi := w.substs(as.Value, via); hi > lo && as.Name != nil {
+				w.taintAssign(as.Name.Value, lo, hi)
+			}
 			if args := w.word(as.Value); len(args) > 0 {
 				val = args[0].Value
 				if args[0].Static {
@@ -688,6 +701,9 @@ func (w *walker) sentSubsts(idx int) {
 			r := w.substLists[a.subst-1]
 			w.exfil(int(r.lo), int(r.hi), idx)
 		}
+		if what, ok := w.taintedVars(a); ok {
+			w.findDetail(idx, clsExfilSecret, a.Span, what)
+		}
 	}
 }
 
@@ -697,10 +713,26 @@ func (w *walker) sentSubsts(idx int) {
 func (w *walker) redirectFindings(idx int, redirs []Redirect) {
 	for _, r := range redirs {
 		t := r.Target
-		if strings.HasPrefix(t.Value, "/dev/tcp/") || strings.HasPrefix(t.Value, "/dev/udp/") {
-			w.find(idx, clsReverseShell, t.Span)
-			if hasMetadataHost(t.Value) {
-				w.find(idx, clsMetadata, t.Span)
+		socket := strings.HasPrefix(t.Value, "/dev/tcp/") || strings.HasPrefix(t.Value, "/dev/udp/")
+		if (r.Op == ">&" || r.Op == "<>&") && w.netFDs[t.Value] {
+			socket = true // a descriptor opened on a socket earlier (exec 3<>/dev/tcp/…)
+		}
+		if socket {
+			if strings.HasPrefix(t.Value, "/dev/") {
+				w.find(idx, clsReverseShell, t.Span)
+				if hasMetadataHost(t.Value) {
+					w.find(idx, clsMetadata, t.Span)
+				}
+				if r.fd != "" && r.Op != "<" {
+					if w.netFDs == nil {
+						w.netFDs = map[string]bool{}
+					}
+					w.netFDs[r.fd] = true
+				}
+			}
+			if idx >= 0 && r.Op != "<" && w.meta[idx].secret != "" {
+				// What the command prints goes to the socket.
+				w.findDetail(idx, clsExfilSecret, t.Span, strings.TrimSuffix(w.meta[idx].secret, " "))
 			}
 			continue
 		}
@@ -730,6 +762,9 @@ func (w *walker) redirectFindings(idx int, redirs []Redirect) {
 		if acc&accWrite != 0 && idx >= 0 {
 			m := w.meta[idx]
 			w.wrote(t, m.output, m.hasOut)
+			if m.secret != "" && t.Static {
+				w.taint(w.pathKey(t.Value), strings.TrimSuffix(m.secret, " "))
+			}
 		}
 	}
 }

@@ -122,6 +122,14 @@ func ruleCopy(c *cmd) {
 	for _, s := range srcs {
 		c.w.copied(s, dst)
 	}
+	if secret := c.w.meta[c.idx].secret; secret != "" && dst.Static {
+		// The copy holds the secret now (cp ~/.ssh/id_rsa /tmp/k).
+		what := strings.TrimSuffix(secret, " ")
+		c.w.taint(c.w.pathKey(dst.Value), what)
+		for _, s := range srcs {
+			c.w.taint(c.w.pathKey(strings.TrimSuffix(dst.Value, "/")+"/"+path.Base(s.Value)), what)
+		}
+	}
 }
 
 // intoDir reports whether a copy's destination is (probably) a
