@@ -409,6 +409,10 @@ func ruleInterp(c *cmd) {
 		return
 	}
 	if len(p.operands) == 0 || p.operands[0].Value == "-" {
+		if privileged(c.via) && c.in.kind == stdinNone {
+			c.findDetail(clsPrivShell, c.span, c.name+" prompt as another user") // sudo python3
+			return
+		}
 		if in.stdin {
 			c.stdinCode("interp")
 		}

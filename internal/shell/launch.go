@@ -447,6 +447,16 @@ func (c *cmd) launch(l *launcher, from int) {
 	if c.name == "sudo" && p.has("S", "A") {
 		c.findDetail(clsPrivShell, c.span, "password read from stdin or an askpass program")
 	}
+	if c.name == "xargs" {
+		switch c.in.kind {
+		case stdinPipe:
+			c.w.meta[c.idx].consumer = "xargs" // judged with the pipeline
+		case stdinText:
+			if c.in.static {
+				c.xargsInput(c.in.text)
+			}
+		}
+	}
 	lr := launchRun{l: l, positional: l.positional}
 	if l.posFirst || p.has(l.posUnless...) {
 		lr.positional = 0
@@ -625,4 +635,59 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+// maxXargsRuns bounds the commands one xargs input is read into.
+const maxXargsRuns = 8
+
+// xargsInput runs xargs's command with the input it reads, when that is
+// known: `echo ~ | xargs rm -rf` deletes the home directory, `printf
+// 'rm -rf ~' | xargs -I{} sh -c '{}'` runs the text.
+func (c *cmd) xargsInput(text string) {
+	p := parseOpts(launchers["xargs"].spec, c.args, 1)
+	if len(p.unknown) > 0 || p.has("help", "version", "show-limits", "a") {
+		return
+	}
+	cmdArgs := p.operands
+	if len(cmdArgs) == 0 {
+		cmdArgs = []Arg{{Value: "echo", Static: true, Span: c.span}}
+	}
+	var items []string
+	switch {
+	case p.has("0"):
+		items = strings.Split(strings.TrimRight(text, "\x00"), "\x00")
+	case p.has("I", "i", "L", "l"):
+		items = strings.Split(strings.TrimRight(text, "\n"), "\n")
+	default:
+		items = strings.Fields(text)
+	}
+	repl, hasRepl := p.value("I")
+	if !hasRepl && p.has("i") {
+		repl, hasRepl = Arg{Value: "{}"}, true
+		if v, ok := p.value("i"); ok && v.Value != "" {
+			repl = v
+		}
+	}
+	if !hasRepl {
+		args := append([]Arg(nil), cmdArgs...)
+		for _, it := range items {
+			args = append(args, Arg{Value: it, Static: true, Span: c.span})
+		}
+		c.run(args, "xargs <input")
+		return
+	}
+	for i, it := range items {
+		if i >= maxXargsRuns {
+			break
+		}
+		args := make([]Arg, len(cmdArgs))
+		for j, a := range cmdArgs {
+			args[j] = a
+			if a.Static && repl.Value != "" && strings.Contains(a.Value, repl.Value) {
+				args[j].Value = strings.ReplaceAll(a.Value, repl.Value, it)
+				args[j].off = 0
+			}
+		}
+		c.run(args, "xargs <input")
+	}
 }

@@ -19,7 +19,7 @@ var _ = family(func() {
 	register("network", ruleSCP, "scp", "sftp")
 	register("network", ruleRsync, "rsync")
 	register("network", ruleFirewall, "iptables", "ip6tables", "nft", "ufw", "iptables-legacy", "iptables-nft", "firewall-cmd", "pfctl")
-	register("network", ruleCloudCopy, "gsutil", "rclone", "mail", "mailx", "mutt", "sendmail")
+	register("network", ruleCloudCopy, "mail", "mailx", "mutt", "sendmail")
 })
 
 // fetchers download content from the network.
@@ -358,6 +358,10 @@ func (c *cmd) transfer(ops []Arg, recursive bool) {
 	}
 	c.writes([]Arg{dst})
 	for _, s := range srcs {
+		if recursive && strings.HasSuffix(s.Value, "/") {
+			// rsync SRC/ DIR: SRC's contents land in DIR itself.
+			c.tree([]Arg{dst}, accWrite)
+		}
 		base := path.Base(strings.TrimSuffix(s.Value[strings.LastIndexByte(s.Value, ':')+1:], "/"))
 		if base == "" || base == "." || base == "/" {
 			continue

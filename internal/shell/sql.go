@@ -36,8 +36,11 @@ func (c *cmd) sql(text string, sp Span) {
 }
 
 func ruleSQL(c *cmd) {
-	if c.in.kind == stdinText {
+	switch c.in.kind {
+	case stdinText:
 		c.sql(c.in.text, c.in.span)
+	case stdinPipe:
+		c.w.meta[c.idx].consumer = "sql" // judged with the pipeline
 	}
 	switch c.name {
 	case "psql":

@@ -676,6 +676,10 @@ func ruleSecretTool(c *cmd) {
 	if printing {
 		c.findDetail(clsSecretRead, c.span, c.name+" prints a secret")
 	}
+	if c.name == "vault" && len(ws) > 1 && (ws[0] == "kv" && (ws[1] == "delete" || ws[1] == "destroy" || ws[1] == "metadata" && has("delete")) ||
+		ws[0] == "delete" || (ws[0] == "secrets" || ws[0] == "auth") && ws[1] == "disable") {
+		c.findDetail(clsInfraDestroy, c.span, "vault "+strings.Join(ws[:2], " "))
+	}
 }
 
 // ruleMake: -f FILE runs a makefile; --eval and SHELL= assignments change

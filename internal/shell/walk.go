@@ -816,6 +816,21 @@ func flattenPipe(dst []*syntax.Stmt, s *syntax.Stmt) []*syntax.Stmt {
 func (w *walker) judgeFeed(c int, starts []int, via []string) {
 	cmd := &w.a.Commands[c]
 	prevStart, prevEnd := starts[len(starts)-2], starts[len(starts)-1]
+	switch w.meta[c].consumer {
+	case "sql", "xargs":
+		// A database client runs the statements it reads; xargs adds
+		// what it reads to its command. Only text known here is read.
+		if text, ok := w.pipeText(starts, len(starts)-2); ok {
+			k := w.feedCmd(c)
+			if w.meta[c].consumer == "sql" {
+				k.sql(text, w.a.Commands[starts[0]].Span.join(cmd.Span))
+			} else {
+				k.xargsInput(text)
+			}
+			w.freeCmd(k)
+		}
+		return
+	}
 	for p := starts[0]; p < prevEnd; p++ {
 		if fetchers[w.a.Commands[p].key()] {
 			if k := cmd.key(); k == "iex" || k == "invoke-expression" {
@@ -844,6 +859,15 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 		}
 	}
 	w.find(-1, clsStdinShell, cmd.Span)
+}
+
+// feedCmd makes a rule context for candidate i, to judge its input
+// after the walk reached it (freed with freeCmd).
+func (w *walker) feedCmd(i int) *cmd {
+	c := &w.a.Commands[i]
+	k := w.newCmd()
+	*k = cmd{w: w, idx: i, name: c.key(), args: c.Argv, via: c.Via, span: c.Span}
+	return k
 }
 
 // join returns the smallest span covering both.

@@ -83,6 +83,10 @@ func ruleCopy(c *cmd) {
 		return
 	}
 	c.writes([]Arg{dst})
+	if p.has("T") && p.has("r", "a") {
+		// cp -rT SRC DIR copies SRC's contents into DIR itself.
+		c.tree([]Arg{dst}, accWrite)
+	}
 	if !p.has("T") && intoDir(dst, len(srcs), p.has("t")) {
 		for _, s := range srcs {
 			if !s.Static || s.Glob {
