@@ -60,7 +60,7 @@ func ruleDocker(c *cmd) {
 		case "exec":
 			c.dockerExec(restStart + 1)
 		case "run", "create":
-			c.privileged(rest[1:])
+			c.privileged(restStart + 1)
 		case "push":
 			c.findDetail(clsPkgPublish, c.span, c.name+" "+sub+" push")
 		case "build":
@@ -69,7 +69,7 @@ func ruleDocker(c *cmd) {
 			}
 		}
 	case "run", "create":
-		c.privileged(rest)
+		c.privileged(restStart)
 	case "exec":
 		c.dockerExec(restStart)
 	case "cp":
@@ -129,32 +129,65 @@ func (c *cmd) composeVerb(rest []Arg) {
 
 func ruleCompose(c *cmd) { c.composeVerb(c.args[1:]) }
 
-// privileged flags run/create options that give the container the host.
-func (c *cmd) privileged(rest []Arg) {
-	for i, a := range rest {
-		v := a.Value
-		if !strings.HasPrefix(v, "-") {
-			break // the image: the rest is its command
-		}
-		next := ""
-		if i+1 < len(rest) {
-			next = rest[i+1].Value
-		}
-		switch {
-		case v == "--privileged" || v == "--privileged=true":
-		case v == "--pid=host" || v == "--net=host" || v == "--network=host" || v == "--ipc=host" || v == "--userns=host" || v == "--uts=host" || v == "--cgroupns=host":
-		case (v == "--pid" || v == "--net" || v == "--network" || v == "--ipc" || v == "--userns" || v == "--uts") && next == "host":
-		case strings.HasPrefix(v, "--cap-add") && (strings.Contains(strings.ToUpper(v+" "+next), "ALL") || strings.Contains(strings.ToUpper(v+" "+next), "SYS_ADMIN") || strings.Contains(strings.ToUpper(v+" "+next), "SYS_PTRACE")):
-		case strings.HasPrefix(v, "--security-opt") && strings.Contains(v+" "+next, "unconfined"):
-		case strings.HasPrefix(v, "--device") && strings.Contains(v+" "+next, "/dev/"):
-		case (v == "-v" || v == "--volume") && c.hostMount(next):
-		case strings.HasPrefix(v, "--volume=") && c.hostMount(v[len("--volume="):]):
-		case strings.HasPrefix(v, "-v") && len(v) > 2 && c.hostMount(v[2:]):
-		case strings.HasPrefix(v, "--mount") && (strings.Contains(v+","+next+",", "source=/,") || strings.Contains(v+","+next+",", "src=/,") || strings.Contains(v+next, "docker.sock")):
-		default:
+// dockerRunSpec reads docker (podman, nerdctl) run and create: pflag
+// style, no abbreviations, short flags bundled (-itv/:/h).
+var dockerRunSpec = spec("+!", "a|attach=", "add-host=", "annotation=", "blkio-weight=", "blkio-weight-device=", "cap-add=", "cap-drop=",
+	"cgroup-parent=", "cgroupns=", "cidfile=", "cpu-period=", "cpu-quota=", "cpu-rt-period=", "cpu-rt-runtime=", "c|cpu-shares=", "cpus=",
+	"cpuset-cpus=", "cpuset-mems=", "d|detach", "detach-keys=", "device=", "device-cgroup-rule=", "device-read-bps=", "device-read-iops=",
+	"device-write-bps=", "device-write-iops=", "disable-content-trust", "dns=", "dns-option=", "dns-search=", "domainname=",
+	"entrypoint=", "e|env=", "env-file=", "expose=", "gpus=", "group-add=", "health-cmd=", "health-interval=", "health-retries=",
+	"health-start-period=", "health-timeout=", "help", "h|hostname=", "init", "i|interactive", "ip=", "ip6=", "ipc=", "isolation=",
+	"kernel-memory=", "l|label=", "label-file=", "link=", "link-local-ip=", "log-driver=", "log-opt=", "mac-address=", "m|memory=",
+	"memory-reservation=", "memory-swap=", "memory-swappiness=", "mount=", "name=", "net|network=", "net-alias|network-alias=",
+	"no-healthcheck", "oom-kill-disable", "oom-score-adj=", "pid=", "pids-limit=", "platform=", "privileged?", "p|publish=",
+	"P|publish-all", "pull=", "q|quiet", "read-only", "restart=", "rm", "runtime=", "security-opt=", "shm-size=", "sig-proxy?",
+	"stop-signal=", "stop-timeout=", "storage-opt=", "sysctl=", "tmpfs=", "t|tty", "ulimit=", "u|user=", "userns=", "uts=",
+	"v|volume=", "volume-driver=", "volumes-from=", "w|workdir=", "pod=", "replace", "systemd=", "arch=", "os=", "tz=", "secret=",
+	"rootfs", "http-proxy?", "hostuser=", "passwd", "umask=", "group-entry=", "passwd-entry=", "personality=", "preserve-fds=",
+	"requires=", "sdnotify=", "seccomp-policy=", "chrootdirs=", "image-volume=", "init-path=", "cgroup-conf=", "cgroups=",
+	"conmon-pidfile=", "decryption-key=", "device-cgroup-rule=", "uidmap=", "gidmap=", "subuidname=", "subgidname=")
+
+// privileged flags run/create options that give the container the host:
+// --privileged, the host's namespaces, all or admin capabilities, no
+// confinement, devices, and mounts of the host's root, its runtime
+// socket, /etc or a home directory.
+func (c *cmd) privileged(from int) {
+	p := parseOpts(dockerRunSpec, c.args, from)
+	c.explain(&p)
+	for _, h := range p.hits {
+		if h.def <= 0 {
 			continue
 		}
-		c.find(clsContainerPriv, a.Span)
+		d := dockerRunSpec.defs[h.def-1]
+		name := d.names[len(d.names)-1]
+		v := strings.ToLower(h.val.Value)
+		priv := false
+		switch name {
+		case "privileged":
+			priv = !h.hasVal || v == "true" || v == "1"
+		case "pid", "network", "ipc", "userns", "uts", "cgroupns":
+			priv = v == "host"
+		case "cap-add":
+			priv = strings.Contains(strings.ToUpper(v), "ALL") || strings.Contains(strings.ToUpper(v), "SYS_ADMIN") ||
+				strings.Contains(strings.ToUpper(v), "SYS_PTRACE") || strings.Contains(strings.ToUpper(v), "SYS_MODULE") ||
+				strings.Contains(strings.ToUpper(v), "DAC_READ_SEARCH")
+		case "security-opt":
+			priv = strings.Contains(v, "unconfined") || strings.Contains(v, "label=disable") || strings.Contains(v, "label:disable")
+		case "device":
+			priv = strings.Contains(v, "/dev/")
+		case "volume":
+			priv = c.hostMount(h.val.Value)
+		case "mount":
+			for _, kv := range strings.Split(h.val.Value, ",") {
+				k, val, _ := strings.Cut(kv, "=")
+				if (k == "source" || k == "src") && strings.HasPrefix(val, "/") && c.hostMount(val) {
+					priv = true
+				}
+			}
+		}
+		if priv {
+			c.findDetail(clsContainerPriv, c.args[h.at].Span, "--"+name+" "+h.val.Value)
+		}
 	}
 }
 

@@ -92,6 +92,10 @@ func ruleHelm(c *cmd) {
 
 var terraformSpec = spec("-!", "chdir=", "help", "version", "v")
 
+var terraformApplySpec = spec("-!", "destroy?", "auto-approve?", "refresh-only?", "refresh?", "target=", "replace=", "var=", "var-file=",
+	"lock?", "lock-timeout=", "input?", "parallelism=", "state=", "state-out=", "backup=", "compact-warnings", "json", "no-color",
+	"out=", "detailed-exitcode", "generate-config-out=", "concise")
+
 // ruleTerraform: -chdir=DIR before the verb; destroy, apply -destroy,
 // state rm, workspace delete, force-unlock.
 func ruleTerraform(c *cmd) {
@@ -112,8 +116,14 @@ func ruleTerraform(c *cmd) {
 	switch verb {
 	case "destroy":
 		c.find(clsInfraDestroy, c.span)
-	case "apply":
-		if hasWord(c.args, "-destroy", "--destroy") {
+	case "apply", "plan":
+		// Go's flag package: -destroy, --destroy, -destroy=true.
+		at := 1
+		for at < len(c.args) && c.args[at].Value != verb {
+			at++
+		}
+		ap := parseOpts(terraformApplySpec, c.args, at+1)
+		if verb == "apply" && ap.flagOn("destroy") {
 			c.find(clsInfraDestroy, c.span)
 		}
 	case "state":

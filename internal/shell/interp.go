@@ -207,6 +207,17 @@ func ruleShell(c *cmd) {
 			i++
 			break
 		}
+		if c.name == "fish" && strings.HasPrefix(a, "--") {
+			// fish reads its long options with getopt_long: --comm is
+			// --command, --init-c is --init-command.
+			name, val, hasVal := strings.Cut(a[2:], "=")
+			if id, _ := fishSpec.lookupLong(name); id > 0 {
+				a = "--" + fishSpec.defs[id-1].names[len(fishSpec.defs[id-1].names)-1]
+				if hasVal {
+					a += "=" + val
+				}
+			}
+		}
 		switch a {
 		case "--rcfile", "--init-file", "--command", "-C":
 			if a == "--command" {
@@ -217,10 +228,15 @@ func ruleShell(c *cmd) {
 			i++
 			continue
 		}
-		if strings.HasPrefix(a, "--command=") {
-			inner := sub(c.args[i], len("--command="))
-			c.shellCode(inner)
+		if strings.HasPrefix(a, "--command=") || strings.HasPrefix(a, "--init-command=") {
+			_, v, _ := strings.Cut(c.args[i].Value, "=")
+			c.shellCode(sub(c.args[i], len(c.args[i].Value)-len(v)))
 			return
+		}
+		if a == "--init-command" && i+1 < len(c.args) {
+			c.shellCode(c.args[i+1])
+			i++
+			continue
 		}
 		if strings.HasPrefix(a, "--") {
 			continue
@@ -274,6 +290,11 @@ done:
 		}
 	}
 }
+
+// fishSpec are fish's long options (for their abbreviations).
+var fishSpec = spec("", "c|command=", "C|init-command=", "d|debug=", "o|debug-output=", "f|features=", "i|interactive", "l|login",
+	"n|no-execute", "N|no-config", "print-rusage-self", "print-debug-categories", "p|profile=", "profile-startup=", "P|private",
+	"v|version", "h|help")
 
 // shellCode runs a shell's -c payload; a non-POSIX shell's payload that
 // bash cannot read is dynamic rather than malformed.

@@ -10,10 +10,10 @@ import "strings"
 
 var _ = family(func() {
 	register("tools", ruleRg, "rg")
-	register("tools", func(c *cmd) { c.optionPrograms("--compress-program") }, "sort")
-	register("tools", func(c *cmd) { c.optionPrograms("--pager"); c.recursiveReads(true) }, "ag")
+	register("tools", func(c *cmd) { c.programOptions(sortSpec, "compress-program") }, "sort")
+	register("tools", func(c *cmd) { c.recursiveReads(c.programOptions(agSpec, "pager"), 0) }, "ag")
 	register("tools", ruleMan, "man")
-	register("tools", func(c *cmd) { c.optionPrograms("-z") }, "tcpdump")
+	register("tools", func(c *cmd) { c.programOptions(tcpdumpSpec, "z") }, "tcpdump")
 	register("tools", ruleVim, "vim", "vi", "nvim", "view", "ex", "vimdiff", "gvim", "rvim", "nvi", "elvis")
 	register("tools", ruleEmacs, "emacs", "emacsclient")
 	register("tools", ruleLess, "less", "more")
@@ -28,23 +28,39 @@ var _ = family(func() {
 	register("tools", ruleGrep, "grep", "egrep", "fgrep", "ack", "ugrep")
 })
 
-// optionPrograms flags the named program-bearing options and analyses
-// their values as commands.
-func (c *cmd) optionPrograms(names ...string) {
-	for i := 1; i < len(c.args); i++ {
-		a := c.args[i]
-		for _, n := range names {
-			switch {
-			case a.Value == n && i+1 < len(c.args):
-				c.programOption(c.args[i+1], c.name+" "+n)
-			case strings.HasPrefix(a.Value, n+"="):
-				c.programOption(sub(a, len(n)+1), c.name+" "+n)
-			case len(n) == 2 && strings.HasPrefix(a.Value, n) && len(a.Value) > 2 && !strings.HasPrefix(a.Value, "--"):
-				c.programOption(sub(a, 2), c.name+" "+n)
-			}
+// programOptions reads c's options with sp and judges the values of the
+// named ones as programs it runs (sort --compress-program, man -P).
+func (c *cmd) programOptions(sp *optSpec, names ...string) opts {
+	p := c.parse(sp)
+	for _, n := range names {
+		for _, v := range p.values(n) {
+			c.programOption(v, c.name+" --"+n)
 		}
 	}
+	return p
 }
+
+var (
+	sortSpec = spec("", "b|ignore-leading-blanks", "d|dictionary-order", "f|ignore-case", "g|general-numeric-sort", "i|ignore-nonprinting",
+		"M|month-sort", "h|human-numeric-sort", "n|numeric-sort", "R|random-sort", "random-source=", "r|reverse", "sort=", "V|version-sort",
+		"batch-size=", "c|check?", "C", "compress-program=", "debug", "files0-from=", "k|key=", "m|merge", "o|output=", "s|stable",
+		"S|buffer-size=", "t|field-separator=", "T|temporary-directory=", "parallel=", "u|unique", "z|zero-terminated", "help", "version")
+	agSpec = spec("", "pager=", "G|file-search-regex=", "ignore=", "ignore-dir=", "A|after=", "B|before=", "C|context=", "m|max-count=",
+		"p|path-to-ignore=", "depth=", "workers=", "color-line-number=", "color-match=", "color-path=", "g=", "file-search-regex=")
+	rgSpec = spec("!", "pre=", "hostname-bin=", "e|regexp=", "f|file=", "g|glob=", "iglob=", "t|type=", "T|type-not=", "type-add=",
+		"type-clear=", "m|max-count=", "A|after-context=", "B|before-context=", "C|context=", "context-separator=",
+		"field-match-separator=", "field-context-separator=", "E|encoding=", "j|threads=", "M|max-columns=", "d|max-depth=",
+		"max-filesize=", "path-separator=", "pre-glob=", "r|replace=", "sort=", "sortr=", "color=", "colors=", "engine=",
+		"dfa-size-limit=", "regex-size-limit=", "ignore-file=", "generate=", "hyperlink-format=", "V|version", "h|help")
+	tcpdumpSpec = spec("", "z=", "Z|relinquish-privileges=", "w=", "r=", "i|interface=", "c=", "C=", "G=", "W=", "s|snapshot-length=",
+		"E=", "F=", "j|time-stamp-type=", "T=", "y|linktype=", "B|buffer-size=", "M=", "V=", "Q|direction=", "time-stamp-precision=",
+		"micro", "nano", "count", "print", "immediate-mode", "version", "help")
+	manSpec = spec("", "P|pager=", "H|html?", "E|encoding=", "L|locale=", "M|manpath=", "S|s|sections=", "m|systems=", "p|preprocessor=",
+		"R|recode=", "T|troff-device?", "X|gxditview?", "C|config-file=", "r|prompt=", "l|local-file", "k|apropos", "K|global-apropos",
+		"f|whatis", "w|where|path|location", "W|where-cat|location-cat", "a|all", "u|update", "c|catman", "d|debug", "D|default",
+		"i|ignore-case", "I|match-case", "t|troff", "Z|ditroff", "e|extension=", "warnings?", "regex", "wildcard", "names-only",
+		"no-subpages", "no-hyphenation", "no-justification", "7|ascii", "h|help", "V|version")
+)
 
 // programOption records an option that runs a program and analyses it.
 func (c *cmd) programOption(a Arg, how string) {
@@ -84,8 +100,7 @@ func knownHelper(a Arg) bool {
 }
 
 func ruleRg(c *cmd) {
-	c.optionPrograms("--pre", "--hostname-bin")
-	c.recursiveReads(true)
+	c.recursiveReads(c.programOptions(rgSpec, "pre", "hostname-bin"), 0)
 }
 
 var grepSpec = spec("", "e|regexp=", "f|file=", "m|max-count=", "A|after-context=", "B|before-context=", "C|context=", "d|directories=",
@@ -100,34 +115,37 @@ var grepSpec = spec("", "e|regexp=", "f|file=", "m|max-count=", "A|after-context
 func ruleGrep(c *cmd) {
 	p := c.parse(grepSpec)
 	if p.has("r", "R") {
-		c.recursiveReads(false)
+		skip := 1 // the pattern, unless -e or -f gave it
+		if p.has("e", "f") {
+			skip = 0
+		}
+		c.recursiveReads(p, skip)
 	}
 }
 
-// recursiveReads judges the operands of a recursive reader as trees
-// (all of them for rg and ag, which search directories by default; the
-// first is the pattern for grep).
-func (c *cmd) recursiveReads(all bool) {
-	var ops []Arg
-	for _, a := range c.args[1:] {
-		if !strings.HasPrefix(a.Value, "-") {
-			ops = append(ops, a)
+// recursiveReads judges the operands of a recursive reader as trees, but
+// the first skip (the pattern). rg and ag search directories by default.
+func (c *cmd) recursiveReads(p opts, skip int) {
+	ops := p.operands
+	if c.name == "rg" || c.name == "ag" {
+		skip = 1
+		if c.name == "rg" && p.has("e", "f") || c.name == "ag" && p.has("G") {
+			skip = 0
 		}
 	}
-	if len(ops) > 0 && (!all || c.name == "rg" || c.name == "ag") {
-		ops = ops[1:] // the pattern
+	if len(ops) < skip {
+		return
 	}
-	c.tree(ops, accRead)
+	c.tree(ops[skip:], accRead)
 }
 
 // ruleMan: -P/--pager name a program; -H/--html open a browser.
 func ruleMan(c *cmd) {
-	c.optionPrograms("-P", "--pager")
-	for _, a := range c.args[1:] {
-		if strings.HasPrefix(a.Value, "-H") || strings.HasPrefix(a.Value, "--html") {
-			c.find(clsProgramOption, a.Span)
-			return
-		}
+	p := c.programOptions(manSpec, "P")
+	if v, ok := p.value("H"); ok && v.Value != "" {
+		c.programOption(v, "man --html")
+	} else if p.has("H") {
+		c.find(clsProgramOption, c.span)
 	}
 }
 
@@ -155,27 +173,40 @@ func (c *cmd) exCommand(a Arg, how string) {
 	}
 }
 
-// ruleVim: -c CMD, --cmd CMD and +CMD run ex commands; the files are
-// edited (written); -S FILE sources a script we cannot see.
+var vimSpec = spec("", "c=", "cmd=", "S=", "u=", "U=", "i=", "T=", "w=", "W=", "s=", "t=", "q=", "r?", "L?", "o?", "O?", "p?", "V?",
+	"D", "e", "E", "b", "l", "C", "N", "n", "x", "X", "y", "Z", "A", "F", "H", "m", "M", "R", "g", "f", "d", "h|help", "v", "version",
+	"noplugin", "clean", "headless", "embed", "listen=", "startuptime=", "api-info", "remote", "remote-silent", "remote-wait",
+	"remote-wait-silent", "remote-tab?", "remote-send=", "remote-expr=", "serverlist", "servername=", "literal", "nofork",
+	"not-a-term", "ttyfail", "log=")
+
+var vimExSpec = func() *optSpec {
+	sp := *vimSpec.with("", "s")
+	return &sp
+}()
+
+// ruleVim: -c CMD, --cmd CMD and +CMD run ex commands (-cCMD too); the
+// files are edited (written); -S FILE sources a script we cannot see.
 func ruleVim(c *cmd) {
-	var files []Arg
-	for i := 1; i < len(c.args); i++ {
-		a := c.args[i]
-		v := a.Value
-		switch {
-		case (v == "-c" || v == "--cmd") && i+1 < len(c.args):
-			i++
-			c.exCommand(c.args[i], c.name+" -c")
-		case strings.HasPrefix(v, "+") && len(v) > 1:
-			c.exCommand(sub(a, 1), c.name+" +")
-		case v == "-S" || v == "-u" || v == "-U" || v == "-i" || v == "-T" || v == "-w" || v == "-W" || v == "-s" || v == "-t" || v == "-q":
-			i++
-		case v == "-" || strings.HasPrefix(v, "-"):
-		default:
-			files = append(files, a)
-		}
+	sp := vimSpec
+	if c.name == "ex" || hasWord(c.args, "-e", "-E", "-es", "-Es") {
+		sp = vimExSpec // in Ex mode -s is silent mode, not -s SCRIPTIN
 	}
-	if c.name != "view" {
+	p := c.parse(sp)
+	for _, v := range p.values("c", "cmd") {
+		c.exCommand(v, c.name+" -c")
+	}
+	for _, v := range p.values("remote-send", "remote-expr") {
+		c.inlineCode("vim", v, c.name+" --remote")
+	}
+	var files []Arg
+	for _, op := range p.operands {
+		if strings.HasPrefix(op.Value, "+") && len(op.Value) > 1 {
+			c.exCommand(sub(op, 1), c.name+" +")
+			continue
+		}
+		files = append(files, op)
+	}
+	if c.name != "view" && !p.has("R") {
 		c.writes(files)
 	}
 }
@@ -209,30 +240,55 @@ func ruleLess(c *cmd) {
 	}
 }
 
-// ruleGdb: --args PROG ARGS names the program (it runs on -ex run, or
-// later: it is judged as if it ran); -ex/-iex commands may run shell
-// commands (shell, !) or Python.
+var (
+	// gdb reads its options with getopt_long_only: one dash will do
+	// (-ex, -batch, -args).
+	gdbSpec = spec("-", "args=!", "batch", "batch-silent", "cd=", "x|command=", "c|core=", "D|data-directory=", "d|directory=",
+		"ex|eval-command=", "iex|init-eval-command=", "ix|init-command=", "nh", "n|nx", "nw", "p|pid=", "q|quiet|silent", "readnow",
+		"readnever", "return-child-result", "s|symbols=", "se=", "e|exec=", "statistics", "tty=", "tui", "version", "write", "help",
+		"interpreter=", "i=", "l=", "b=", "baud=", "configuration", "early-init-command=", "eix=", "early-init-eval-command=", "eiex=")
+	lldbSpec = spec("", "o|one-line=", "O|one-line-before-file=", "k|one-line-on-crash=", "K|source-on-crash=", "s|source=",
+		"S|source-before-file=", "b|batch", "x|no-lldbinit", "X|no-use-colors", "p|attach-pid=", "n|attach-name=", "w|wait-for",
+		"c|core=", "f|file=", "a|arch=", "l|script-language=", "Q|source-quietly", "e|editor", "d|debug", "v|version", "h|help",
+		"P|python-path", "r|repl?", "R|repl-language=", "capture", "capture-path=")
+)
+
+// ruleGdb: the program (gdb --args PROG ARGS, lldb -- PROG ARGS, or
+// the first operand) runs under the debugger (on -ex run, or later: it
+// is judged as if it ran); commands given with -ex or -o may run shell
+// commands (shell, !, platform shell) or Python.
 func ruleGdb(c *cmd) {
-	for i := 1; i < len(c.args); i++ {
-		a := c.args[i]
-		switch v := a.Value; {
-		case (v == "-ex" || v == "--ex" || v == "-iex" || v == "--eval-command" || v == "--init-eval-command" || v == "-o" || v == "--one-line") && i+1 < len(c.args):
-			i++
-			cmdText := strings.TrimSpace(c.args[i].Value)
-			switch {
-			case strings.HasPrefix(cmdText, "shell ") || strings.HasPrefix(cmdText, "!"):
-				c.code(Arg{Value: strings.TrimPrefix(strings.TrimPrefix(cmdText, "shell "), "!"), Static: c.args[i].Static, Span: c.args[i].Span}, c.name+" shell")
-			case strings.HasPrefix(cmdText, "python") || strings.HasPrefix(cmdText, "pipe") || strings.HasPrefix(cmdText, "|") || strings.HasPrefix(cmdText, "script"):
-				c.inlineCode("gdb", c.args[i], c.name+" -ex")
-			}
-		case v == "--args" || v == "--":
-			if i+1 < len(c.args) {
-				c.run(c.args[i+1:], c.name+" --args")
-			}
-			return
-		case (v == "-x" || v == "--command" || v == "-s" || v == "-p" || v == "--pid" || v == "-c" || v == "--core") && i+1 < len(c.args):
-			i++
+	sp, cmds := gdbSpec, []string{"ex", "iex", "eiex"}
+	if c.name == "lldb" {
+		sp, cmds = lldbSpec, []string{"o", "O", "k"}
+	}
+	p := c.parse(sp)
+	for _, o := range cmds {
+		for _, v := range p.values(o) {
+			c.debuggerCommand(v)
 		}
+	}
+	if v, ok := p.value("args"); ok {
+		c.run(append([]Arg{v}, p.operands...), c.name+" --args")
+		return
+	}
+	if c.name == "lldb" && p.dashdash >= 0 && p.dashdash+1 < len(c.args) {
+		c.run(c.args[p.dashdash+1:], "lldb --")
+	}
+}
+
+// debuggerCommand judges one gdb or lldb command.
+func (c *cmd) debuggerCommand(a Arg) {
+	t := strings.TrimSpace(a.Value)
+	for _, pre := range []string{"platform shell ", "shell ", "!"} {
+		if strings.HasPrefix(t, pre) {
+			c.code(Arg{Value: strings.TrimPrefix(t, pre), Static: a.Static, Span: a.Span}, c.name+" shell")
+			return
+		}
+	}
+	if strings.HasPrefix(t, "python") || strings.HasPrefix(t, "pipe") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "script") ||
+		strings.HasPrefix(t, "source") || strings.HasPrefix(t, "command script") {
+		c.inlineCode(c.name, a, c.name+" command")
 	}
 }
 
