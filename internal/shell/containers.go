@@ -48,7 +48,7 @@ func ruleDocker(c *cmd) {
 	case "push":
 		c.findDetail(clsPkgPublish, c.span, c.name+" push")
 	case "compose":
-		c.composeVerb(rest)
+		c.composeVerb(restStart)
 	case "system":
 		if slicesHas([]string{"prune", "reset", "rm", "remove", "kill", "stop", "restart"}, first) {
 			c.find(clsContainerLife, c.span)
@@ -98,36 +98,61 @@ func (c *cmd) dockerExec(from int) {
 	}
 }
 
-func (c *cmd) composeVerb(rest []Arg) {
-	for i := 0; i < len(rest); i++ {
-		v := rest[i].Value
-		if strings.HasPrefix(v, "-") {
-			if slicesHas([]string{"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory", "--ansi", "--parallel", "--progress"}, v) {
-				i++
-			}
-			continue
-		}
-		switch v {
-		case "down", "stop", "kill", "rm", "restart":
-			c.find(clsContainerLife, c.span)
-		case "exec", "run":
-			// compose exec SERVICE CMD…: options, service, then the command.
-			j := i + 1
-			for j < len(rest) && strings.HasPrefix(rest[j].Value, "-") {
-				if slicesHas([]string{"-e", "--env", "-u", "--user", "-w", "--workdir", "--index", "--name", "--entrypoint", "-p", "--publish", "-v", "--volume", "-l", "--label"}, rest[j].Value) {
-					j++
-				}
-				j++
-			}
-			if j+1 < len(rest) {
-				c.run(rest[j+1:], "compose "+v)
-			}
-		}
+var (
+	composeGlobal = spec("+!", "f|file=", "p|project-name=", "profile=", "env-file=", "project-directory=", "ansi=", "parallel=",
+		"progress=", "compatibility", "dry-run", "all-resources", "no-ansi", "verbose", "log-level=", "H|host=", "context=", "tls",
+		"skip-hostname-check", "h|help", "v|version")
+	composeExec = spec("+!", "d|detach", "dry-run", "e|env=", "index=", "T|no-TTY|no-tty", "privileged", "u|user=", "w|workdir=",
+		"i|interactive", "t|tty", "h|help")
+	composeRun = spec("+!", "build", "cap-add=", "cap-drop=", "d|detach", "entrypoint=", "e|env=", "env-from-file=", "i|interactive",
+		"l|label=", "name=", "T|no-TTY|no-tty", "no-deps", "p|publish=", "pull=", "quiet", "quiet-build", "quiet-pull", "remove-orphans",
+		"rm", "P|service-ports", "use-aliases", "u|user=", "v|volume=", "w|workdir=", "t|tty", "h|help")
+)
+
+// composeVerb reads compose's global options, then its verb: down, stop,
+// kill, rm and restart are lifecycle; exec and run run their command in
+// a service's container (run's --entrypoint replaces the program).
+func (c *cmd) composeVerb(from int) {
+	g := parseOpts(composeGlobal, c.args, from)
+	if len(g.operands) == 0 {
 		return
+	}
+	switch verb := g.operands[0].Value; verb {
+	case "down", "stop", "kill", "rm", "restart":
+		c.find(clsContainerLife, c.span)
+	case "exec", "run":
+		sp := composeExec
+		if verb == "run" {
+			sp = composeRun
+		}
+		p := parseOpts(sp, c.args, g.end+1)
+		c.explain(&p)
+		if len(p.unknown) > 0 {
+			u := c.args[p.unknown[0]]
+			c.opaqueDetail(u.Span, "option "+u.Value+" of compose "+verb+" is not known: what it runs cannot be read")
+		}
+		if len(p.operands) == 0 {
+			return
+		}
+		cmdArgs := p.operands[1:] // after the service
+		if e, ok := p.value("entrypoint"); ok {
+			cmdArgs = append([]Arg{e}, cmdArgs...)
+		}
+		if len(cmdArgs) > 0 {
+			c.run(cmdArgs, "compose "+verb)
+		}
+		if p.has("privileged") {
+			c.find(clsContainerPriv, c.span)
+		}
+		for _, v := range p.values("v") {
+			if c.hostMount(v.Value) {
+				c.findDetail(clsContainerPriv, v.Span, "--volume "+v.Value)
+			}
+		}
 	}
 }
 
-func ruleCompose(c *cmd) { c.composeVerb(c.args[1:]) }
+func ruleCompose(c *cmd) { c.composeVerb(1) }
 
 // dockerRunSpec reads docker (podman, nerdctl) run and create: pflag
 // style, no abbreviations, short flags bundled (-itv/:/h).
@@ -212,48 +237,71 @@ func (c *cmd) hostMount(spec string) bool {
 		strings.HasPrefix(p, "/etc/") || p == "/boot" || p == "/usr" || p == "/var" || p == "/Users"
 }
 
+var (
+	apptainerExec = spec("+!", "B|bind=", "env=", "env-file=", "H|home=", "o|overlay=", "pwd=", "W|workdir=", "security=", "network=",
+		"network-args=", "app=", "fusemount=", "mount=", "scratch=", "S", "hostname=", "add-caps=", "drop-caps=", "config=", "pid-file=",
+		"nv-ccli", "nv", "rocm", "oci", "c|contain", "C|containall", "e|cleanenv", "i|ipc", "p|pid", "u|userns", "f|fakeroot", "writable",
+		"writable-tmpfs", "no-home", "no-mount=", "no-privs", "keep-privs", "allow-setuid", "boot", "compat", "disable-cache", "no-init",
+		"no-umask", "no-eval", "no-https", "no-net", "containlibs=", "dns=", "passphrase", "pem-path=", "userns", "uts", "h|help")
+	toolboxRun  = spec("+!", "c|container=", "d|distro=", "r|release=", "preserve-fds=", "h|help")
+	lxcExec     = spec("!", "env=", "n|mode=", "T|force-noninteractive", "t|force-interactive", "user=", "group=", "cwd=", "project=", "h|help")
+	distroEnter = spec("!", "n|name=", "e|exec", "T|no-tty", "nw|no-workdir", "a|additional-flags=", "r|root", "d|dry-run", "v|verbose", "h|help", "V|version")
+	flatpakRun  = spec("+!", "arch=", "command=", "cwd=", "branch=", "user", "system", "installation=", "runtime=", "runtime-version=",
+		"commit=", "runtime-commit=", "devel", "log-session-bus", "log-system-bus", "log-a11y-bus", "no-a11y-bus", "a11y-bus",
+		"no-session-bus", "session-bus", "no-documents-portal", "file-forwarding", "die-with-parent", "parent-pid=", "parent-expose-pids",
+		"parent-share-pids", "instance-id-fd=", "share=", "unshare=", "socket=", "nosocket=", "device=", "nodevice=", "allow=",
+		"disallow=", "filesystem=", "nofilesystem=", "add-policy=", "remove-policy=", "env=", "unset-env=", "env-fd=", "own-name=",
+		"talk-name=", "no-talk-name=", "system-own-name=", "system-talk-name=", "system-no-talk-name=", "persist=", "sandbox", "p|verbose",
+		"ostree-verbose", "h|help")
+)
+
 // ruleContainerExec: apptainer/singularity exec IMAGE CMD, toolbox run
 // CMD, lxc exec C -- CMD, distrobox enter C -- CMD, flatpak run
-// --command=CMD APP ARGS, and their shells.
+// [--command=PROG] APP ARGS, and their removal verbs.
 func ruleContainerExec(c *cmd) {
-	if len(c.args) < 2 {
+	g := parseOpts(plainSpec, c.args, 1)
+	if len(g.operands) == 0 {
 		return
 	}
-	sub := c.args[1].Value
-	var ops []Arg
-	var after []Arg
-	for i := 2; i < len(c.args); i++ {
-		if c.args[i].Value == "--" {
-			after = c.args[i+1:]
-			break
+	sub := g.operands[0].Value
+	from := g.end + 1
+	run := func(sp *optSpec, skip int, dashOnly bool, how string) {
+		p := parseOpts(sp, c.args, from)
+		c.explain(&p)
+		if len(p.unknown) > 0 {
+			u := c.args[p.unknown[0]]
+			c.opaqueDetail(u.Span, "option "+u.Value+" of "+how+" is not known: what it runs cannot be read")
 		}
-		if !strings.HasPrefix(c.args[i].Value, "-") {
-			ops = append(ops, c.args[i])
+		ops := p.operands
+		if dashOnly {
+			ops = nil
+			if p.dashdash >= 0 {
+				ops = c.args[p.dashdash+1:]
+			}
+			skip = 0
+		}
+		if len(ops) <= skip {
+			return
+		}
+		args := ops[skip:]
+		if v, ok := p.value("command"); ok {
+			args = append([]Arg{v}, args...) // flatpak run --command=PROG APP ARGS
+		}
+		if len(args) > 0 {
+			c.run(args, how)
 		}
 	}
 	switch c.name + " " + sub {
 	case "apptainer exec", "singularity exec":
-		// Options, the image, then the command.
-		i := c.skipOptions(2, "B", "bind", "env", "env-file", "H", "home", "o", "overlay", "pwd", "W", "workdir", "security", "network",
-			"network-args", "app", "fusemount", "mount", "scratch", "S", "hostname", "add-caps", "drop-caps", "config", "pid-file", "nv-ccli", "oci")
-		if i+1 < len(c.args) {
-			c.run(c.args[i+1:], c.name+" exec")
-		}
+		run(apptainerExec, 1, false, c.name+" exec")
 	case "toolbox run":
-		if i := c.skipOptions(2, "c", "container", "d", "distro", "r", "release"); i < len(c.args) {
-			c.run(c.args[i:], "toolbox run")
-		}
-	case "lxc exec", "distrobox enter":
-		if len(after) > 0 {
-			c.run(after, c.name+" "+sub)
-		}
+		run(toolboxRun, 0, false, "toolbox run")
+	case "lxc exec":
+		run(lxcExec, 0, true, "lxc exec")
+	case "distrobox enter":
+		run(distroEnter, 0, true, "distrobox enter")
 	case "flatpak run":
-		for _, a := range c.args[2:] {
-			if v, ok := strings.CutPrefix(a.Value, "--command="); ok && len(ops) >= 1 {
-				args := append([]Arg{{Value: v, Static: a.Static, Span: a.Span}}, ops[1:]...)
-				c.run(args, "flatpak run --command")
-			}
-		}
+		run(flatpakRun, 1, false, "flatpak run")
 	case "flatpak uninstall", "flatpak remove":
 		c.find(clsPkgRemove, c.span)
 	case "lxc delete", "lxc rm", "lxc stop", "distrobox rm", "distrobox stop", "toolbox rm", "toolbox rmi":
@@ -261,22 +309,3 @@ func ruleContainerExec(c *cmd) {
 	}
 }
 
-// skipOptions returns the index of the first operand from argv[from],
-// skipping options (those named take the next word) and "--".
-func (c *cmd) skipOptions(from int, valued ...string) int {
-	i := from
-	for i < len(c.args) {
-		v := c.args[i].Value
-		if v == "--" {
-			return i + 1
-		}
-		if !strings.HasPrefix(v, "-") || v == "-" {
-			return i
-		}
-		if name := strings.TrimLeft(v, "-"); !strings.Contains(name, "=") && slicesHas(valued, name) {
-			i++
-		}
-		i++
-	}
-	return i
-}

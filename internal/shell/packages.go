@@ -54,80 +54,131 @@ func ruleApt(c *cmd) {
 	}
 }
 
-// rulePkg: the other managers' removal verbs and flags.
+// pkgManager is how a package manager is told to remove packages: a
+// verb after its global options (dnf remove, pip uninstall), or an
+// option (dpkg -r, pacman -R, rpm -e).
+type pkgManager struct {
+	spec   *optSpec
+	verbs  []string // removal verbs
+	flags  []string // removal options
+	verb2  map[string][]string
+	noFlag []string // options that make it a rehearsal (emerge -p)
+}
+
+var (
+	dnfSpec = spec("", "c|config=", "d|debuglevel=", "e|errorlevel=", "installroot=", "releasever=", "setopt=", "enablerepo=",
+		"disablerepo=", "repo|repoid=", "x|exclude=", "nogpgcheck", "y|assumeyes", "assumeno", "q|quiet", "v|verbose", "C|cacheonly",
+		"refresh", "best", "nobest", "skip-broken", "allowerasing", "noautoremove", "downloadonly", "forcearch=", "color=", "comment=",
+		"nodocs", "security", "bugfix", "4", "6", "advisory=", "bz=", "cve=", "sec-severity=", "disableplugin=", "enableplugin=",
+		"R|randomwait=", "debugsolver", "obsoletes", "noplugins", "h|help", "version", "use-host-config", "dump-main-config")
+	pipSpec = spec("", "proxy=", "retries=", "timeout=", "exists-action=", "trusted-host=", "cert=", "client-cert=", "cache-dir=", "log=",
+		"python=", "v|verbose", "q|quiet", "isolated", "require-virtualenv", "no-cache-dir", "disable-pip-version-check", "no-color",
+		"no-input", "keyring-provider=", "use-feature=", "use-deprecated=", "root-user-action=", "y|yes", "r|requirement=", "h|help", "V|version")
+	gemSpec   = spec("", "config-file=", "backtrace", "debug", "norc", "q|quiet", "V|verbose", "h|help", "v|version", "a|all", "x|executables", "I|ignore-dependencies")
+	cargoSpec = spec("", "config=", "Z=", "C=", "color=", "frozen", "locked", "offline", "v|verbose", "q|quiet", "list", "explain=", "V|version", "h|help")
+	brewSpec  = spec("", "v|verbose", "d|debug", "q|quiet", "f|force", "h|help", "zap", "ignore-dependencies", "cask", "formula")
+	apkSpec   = spec("", "X|repository=", "p|root=", "allow-untrusted", "q|quiet", "v|verbose", "i|interactive", "no-cache", "U|update-cache",
+		"arch=", "cache-dir=", "keys-dir=", "repositories-file=", "wait=", "force-broken-world", "force-overwrite", "purge", "r|rdepends")
+	zypperSpec = spec("", "n|non-interactive", "q|quiet", "v|verbose", "no-refresh", "R|root=", "r|repo=", "p|plus-repo=", "c|config=",
+		"D|reposd-dir=", "gpg-auto-import-keys", "x|xmlout", "t|terse", "ignore-unknown", "h|help", "V|version", "y|no-confirm")
+	dpkgSpec = spec("", "i|install", "r|remove", "P|purge", "l|list", "L|listfiles", "s|status", "S|search", "c|contents", "I|info",
+		"x|extract==", "X|vextract==", "unpack", "configure", "a|pending", "R|recursive", "G|refuse-downgrade", "B|auto-deconfigure",
+		"no-triggers", "root=", "admindir=", "instdir=", "D|debug=", "force-all", "force-remove-essential", "force-remove-reinstreq",
+		"force-depends", "no-act|dry-run|simulate", "get-selections", "set-selections", "print-architecture", "h|help", "version")
+	rpmSpec = spec("", "e|erase", "i|install", "U|upgrade", "F|freshen", "q|query", "V|verify", "nodeps", "allmatches", "noscripts",
+		"root=", "dbpath=", "v|verbose", "h|hash", "a|all", "f|file", "p|package", "l|list", "test", "justdb", "force", "replacepkgs",
+		"import", "checksig|K", "help", "version", "define|D=", "eval|E=")
+	pacmanSpec = spec("", "R|remove", "S|sync", "Q|query", "U|upgrade", "D|database", "F|files", "T|deptest", "V|version", "h|help",
+		"s|search|recursive", "n|nosave", "c|clean|cascade|changelog", "u|upgrades|unneeded|sysupgrade", "y|refresh", "w|downloadonly",
+		"d|nodeps|deps", "k|check", "p|print", "q|quiet", "i|info", "l|list", "o|owns", "t|unrequired", "e|explicit", "g|groups",
+		"m|foreign", "b|dbpath=", "r|root=", "noconfirm", "needed", "overwrite=", "asdeps", "asexplicit", "cachedir=", "config=", "ignore=")
+	emergeSpec = spec("", "C|unmerge", "c|depclean", "P|prune", "p|pretend", "a|ask", "v|verbose", "q|quiet", "u|update", "D|deep",
+		"N|newuse", "1|oneshot", "n|noreplace", "f|fetchonly", "s|search", "S|searchdesc", "k|usepkg", "K|usepkgonly", "b|buildpkg",
+		"t|tree", "j|jobs?", "sync")
+	nixEnvSpec = spec("", "e|uninstall", "i|install", "u|upgrade", "q|query", "f|file=", "A|attr", "p|profile=", "switch-profile|S=",
+		"list-generations", "delete-generations", "rollback", "set-flag", "b", "P|preserve-installed", "r|remove-all", "dry-run")
+	plainVerbs = spec("")
+)
+
+var pkgManagers = map[string]pkgManager{
+	"dpkg": {spec: dpkgSpec, flags: []string{"r", "P", "force-remove-essential", "force-remove-reinstreq", "force-all"}, noFlag: []string{"no-act"}},
+	"rpm":  {spec: rpmSpec, flags: []string{"e"}, noFlag: []string{"test"}},
+	"yum":  {spec: dnfSpec, verbs: []string{"remove", "erase", "autoremove", "rm"}}, "dnf": {spec: dnfSpec, verbs: []string{"remove", "erase", "autoremove", "rm"}},
+	"microdnf": {spec: dnfSpec, verbs: []string{"remove"}},
+	"pacman":   {spec: pacmanSpec, flags: []string{"R"}, noFlag: []string{"p"}}, "yay": {spec: pacmanSpec, flags: []string{"R"}, noFlag: []string{"p"}},
+	"paru": {spec: pacmanSpec, flags: []string{"R"}, noFlag: []string{"p"}},
+	"apk":  {spec: apkSpec, verbs: []string{"del"}}, "zypper": {spec: zypperSpec, verbs: []string{"rm", "remove"}},
+	"snap": {spec: plainVerbs, verbs: []string{"remove"}}, "brew": {spec: brewSpec, verbs: []string{"remove", "uninstall", "rm", "zap", "autoremove"}},
+	"port": {spec: plainVerbs, verbs: []string{"uninstall"}}, "choco": {spec: plainVerbs, verbs: []string{"uninstall"}},
+	"winget": {spec: plainVerbs, verbs: []string{"uninstall", "remove", "rm"}}, "scoop": {spec: plainVerbs, verbs: []string{"uninstall", "remove", "rm"}},
+	"gem":  {spec: gemSpec, verbs: []string{"uninstall", "cleanup"}}, "cargo": {spec: cargoSpec, verbs: []string{"uninstall"}},
+	"pipx": {spec: plainVerbs, verbs: []string{"uninstall", "uninstall-all"}}, "pip": {spec: pipSpec, verbs: []string{"uninstall"}},
+	"conda": {spec: condaGlobal, verbs: []string{"remove", "uninstall"}, verb2: map[string][]string{"env": {"remove", "rm"}}},
+	"mamba": {spec: condaGlobal, verbs: []string{"remove", "uninstall"}, verb2: map[string][]string{"env": {"remove", "rm"}}},
+	"micromamba": {spec: condaGlobal, verbs: []string{"remove", "uninstall"}, verb2: map[string][]string{"env": {"remove", "rm"}}},
+	"nix-env": {spec: nixEnvSpec, flags: []string{"e", "r"}, noFlag: []string{"dry-run"}},
+	"nix": {spec: spec("", "extra-experimental-features=", "option==", "L|print-build-logs", "v|verbose", "quiet", "offline", "refresh", "impure"),
+		verbs: []string{"collect-garbage"}, verb2: map[string][]string{"profile": {"remove", "rollback", "wipe-history"}, "store": {"delete", "gc"}}},
+	"emerge":      {spec: emergeSpec, flags: []string{"C", "c", "P"}, noFlag: []string{"p"}},
+	"pkg":         {spec: plainVerbs, verbs: []string{"delete", "remove", "autoremove"}},
+	"xbps-remove": {spec: plainVerbs},
+	"opkg":        {spec: plainVerbs, verbs: []string{"remove"}},
+}
+
+// rulePkg: the other managers' removal verbs and options, after their
+// global options; publishing, conda run and nix shell -c.
 func rulePkg(c *cmd) {
-	var ops []string
-	for _, a := range c.args[1:] {
-		if !strings.HasPrefix(a.Value, "-") {
-			ops = append(ops, a.Value)
+	m := pkgManagers[c.name]
+	p := c.parse(m.spec)
+	var ops []Arg
+	for _, o := range p.operands {
+		if !strings.HasPrefix(o.Value, "+") { // cargo +nightly
+			ops = append(ops, o)
 		}
 	}
 	first, second := "", ""
 	if len(ops) > 0 {
-		first = ops[0]
+		first = ops[0].Value
 	}
 	if len(ops) > 1 {
-		second = ops[1]
+		second = ops[1].Value
 	}
-	flag := func(fs ...string) bool { return hasWord(c.args, fs...) }
-	remove := false
+	remove := c.name == "xbps-remove" || slicesHas(m.verbs, first) || slicesHas(m.verb2[first], second) ||
+		len(m.flags) > 0 && p.has(m.flags...)
+	if p.has(m.noFlag...) {
+		remove = false
+	}
 	switch c.name {
-	case "dpkg":
-		remove = flag("-r", "-P", "--remove", "--purge") || hasPrefixWord(c.args, "--force-remove", "--force-all")
-	case "rpm":
-		remove = flag("-e", "--erase") || hasPrefixWord(c.args, "-e")
-	case "yum", "dnf", "microdnf":
-		remove = slicesHas([]string{"remove", "erase", "autoremove", "rm"}, first)
-	case "pacman", "yay", "paru":
-		for _, a := range c.args[1:] {
-			if strings.HasPrefix(a.Value, "-R") || a.Value == "--remove" {
-				remove = true
-			}
-		}
-	case "apk":
-		remove = first == "del"
-	case "zypper":
-		remove = first == "rm" || first == "remove"
-	case "snap", "brew", "port", "choco", "winget", "scoop":
-		remove = slicesHas([]string{"remove", "uninstall", "rm", "zap"}, first)
-	case "gem", "cargo", "pipx":
-		remove = first == "uninstall" || first == "uninstall-all"
-		if c.name != "pipx" {
-			c.registryPublish(first)
-		}
-	case "pip":
-		remove = first == "uninstall"
+	case "gem", "cargo":
+		c.registryPublish(first)
 	case "conda", "mamba", "micromamba":
-		remove = first == "remove" || first == "uninstall" || first == "env" && (second == "remove" || second == "rm")
 		if first == "run" {
 			g := parseOpts(condaGlobal, c.args, 1)
 			c.launch(condaRun, g.end+1)
 		}
-	case "nix-env":
-		remove = flag("-e", "--uninstall")
 	case "nix":
-		remove = first == "profile" && (second == "remove" || second == "rollback") || first == "store" && (second == "delete" || second == "gc") || first == "collect-garbage"
 		if first == "shell" || first == "develop" || first == "run" {
-			for i, a := range c.args {
-				if (a.Value == "-c" || a.Value == "--command") && i+1 < len(c.args) {
-					c.run(c.args[i+1:], "nix "+first+" -c")
-					return
+			np := parseOpts(nixRunSpec, c.args, 1)
+			if v, ok := np.value("c"); ok {
+				at := v.Span
+				for i, a := range c.args {
+					if a.Span == at {
+						c.run(c.args[i:], "nix "+first+" -c")
+						return
+					}
 				}
 			}
 		}
-	case "emerge":
-		remove = flag("-C", "--unmerge", "--depclean", "-c")
-	case "pkg":
-		remove = first == "delete" || first == "remove" || first == "autoremove"
-	case "xbps-remove":
-		remove = true
-	case "opkg":
-		remove = first == "remove"
 	}
 	if remove {
 		c.find(clsPkgRemove, c.span)
 	}
 }
+
+// nixRunSpec reads nix shell/develop/run: -c PROG ARGS… runs PROG.
+var nixRunSpec = spec("", "c|command=!", "extra-experimental-features=", "option==", "L|print-build-logs", "v|verbose", "quiet",
+	"offline", "refresh", "impure", "i|ignore-environment", "k|keep=", "u|unset=", "expr=", "f|file=", "override-input==", "profile=",
+	"phase=", "build", "check", "configure", "install", "installcheck", "unpack", "redirect==", "arg==", "argstr==")
 
 var condaGlobal = spec("+", "v|verbose", "q|quiet", "json", "no-plugins", "h|help", "V|version")
 
