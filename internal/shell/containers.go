@@ -308,4 +308,3 @@ func ruleContainerExec(c *cmd) {
 		c.find(clsContainerLife, c.span)
 	}
 }
-
