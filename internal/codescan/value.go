@@ -264,3 +264,23 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	sort.Strings(out)
 	return out
 }
+
+// pathJoin joins path parts as os.path.join and path.join do: a part
+// that starts with / starts over.
+func pathJoin(parts []*value) *value {
+	var out []*value
+	for _, p := range parts {
+		ps := p.asStr()
+		if lit, ok := ps.known(); ok && strings.HasPrefix(lit, "/") {
+			out = nil
+		}
+		if len(out) > 0 {
+			out = append(out, str("/"))
+		}
+		out = append(out, ps)
+	}
+	if len(out) == 0 {
+		return dynStr()
+	}
+	return concat(out...)
+}

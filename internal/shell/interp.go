@@ -496,6 +496,16 @@ func (w *walker) code(idx int, lang string, src Arg, via []string) {
 		return
 	}
 	r := codescan.Analyze(canon, src.Value)
+	for _, line := range r.Commands {
+		// Code that deletes, moves, writes or changes the mode of a path
+		// it computes at run time may reach any path: what it touches
+		// cannot be seen (the same path written in the code is judged).
+		if f := strings.Fields(line); len(f) > 0 && holeTargets[f[0]] && strings.Contains(line, "$__dyn") {
+			r.Complete = false
+			r.Reasons = append(r.Reasons, f[0]+" of a path computed at run time")
+			break
+		}
+	}
 	if len(r.Commands) > 0 {
 		script := strings.Join(r.Commands, "\n")
 		if _, err := parse(script); err == nil {
@@ -516,6 +526,11 @@ func (w *walker) code(idx int, lang string, src Arg, via []string) {
 		w.findDetail(idx, clsInlineCode, src.Span, canon+" code: "+strings.Join(r.Reasons, "; "))
 	}
 }
+
+// holeTargets are the commands codescan renders file operations as whose
+// target, computed at run time, decides how bad they are.
+var holeTargets = map[string]bool{"rm": true, "rmdir": true, "mv": true, "cp": true, "chmod": true, "chown": true, "ln": true,
+	":": true, "truncate": true, "dd": true, "tar": true}
 
 // ranFile notes a program run from a file, by an interpreter of lang (""
 // for the file's own #! line, or shell): a script the line wrote earlier
