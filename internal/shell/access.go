@@ -225,7 +225,7 @@ func ruleCd(c *cmd) {
 		w.dir = dirState{}
 		return
 	}
-	w.dir = dirState{path: path.Clean(p), known: true}
+	w.dir = dirState{path: path.Clean(p), known: true, moved: true}
 	// Entering warden's own directory is how a relative path reaches it.
 	if cls, tier, d := w.pathClass(p, accRead); cls == clsWardenSelf {
 		w.findTier(c.idx, cls, tier, a.Span, d)
@@ -236,6 +236,9 @@ func ruleCd(c *cmd) {
 type dirState struct {
 	path  string
 	known bool
+	// moved: the line itself moved there (cd /tmp && rm -rf x names
+	// /tmp/x as surely as rm -rf /tmp/x does).
+	moved bool
 }
 
 // assignedPath: a variable set to one of warden's own paths is how a

@@ -6,7 +6,30 @@ import "strings"
 
 var _ = family(func() {
 	register("delete", ruleRm, "rm", "unlink", "rmdir")
+	register("delete", ruleRimraf, "rimraf", "del-cli", "trash-empty")
 })
+
+var rimrafSpec = spec("", "G|glob", "no-glob", "preserve-root?", "no-preserve-root", "tmp=", "max-retries=", "retry-delay=",
+	"backoff=", "impl=", "i|interactive", "I", "v|verbose", "q|quiet", "h|help", "version", "f|force", "all")
+
+// ruleRimraf: rimraf (node's rm -rf, run through npx) and del-cli delete
+// their operands recursively and without asking; trash-empty empties the
+// trash.
+func ruleRimraf(c *cmd) {
+	if c.name == "trash-empty" {
+		c.find(clsDeleteRecursive, c.span)
+		return
+	}
+	p := c.parse(rimrafSpec)
+	if p.has("h", "version") {
+		return
+	}
+	args := []Arg{{Value: "rm", Static: true, Span: c.args[0].Span}, {Value: "-rf", Static: true, Span: c.args[0].Span}, {Value: "--", Static: true, Span: c.args[0].Span}}
+	saved := c.args
+	c.args = append(args, p.operands...)
+	ruleRm(c)
+	c.args = saved
+}
 
 var rmSpec = spec("", "f|force", "i", "I", "interactive?", "one-file-system", "no-preserve-root", "preserve-root?",
 	"r|R|recursive", "d|dir", "v|verbose", "help", "version")
@@ -47,9 +70,9 @@ func ruleRm(c *cmd) {
 		}
 		c.writes([]Arg{op})
 		if recursive {
-			c.tree([]Arg{op}, accWrite)
+			c.deleteTree(op)
 		}
-		if !ok || !isTemp(r) || !writtenAbs(op) {
+		if !ok || !isTemp(r) || !writtenAbs(op) && !c.w.dir.moved {
 			allTemp = false
 		}
 		// A relative operand is judged by where it leads only when that
@@ -159,7 +182,7 @@ func ruleFind(c *cmd) {
 				continue
 			}
 		}
-		c.tree([]Arg{s}, accWrite)
+		c.deleteTree(s)
 	}
 	if len(starts) == 0 {
 		allTemp = false
@@ -181,4 +204,26 @@ func ruleFind(c *cmd) {
 // names it. A relative one is the project's own, wherever it sits.
 func writtenAbs(a Arg) bool {
 	return isAbs(a.Value) || strings.HasPrefix(a.Value, "$")
+}
+
+// deleteTree judges what a recursive delete of a directory removes with
+// it. What the protected-path table guards below it is destroyed, not
+// planted: a floor there (a .cache/huggingface/token a project's .cache
+// may hold) asks rather than denies; warden's own files stay hardline,
+// and a protected path named itself (rm -rf ~/.ssh) keeps its tier.
+func (c *cmd) deleteTree(a Arg) {
+	p, ok := c.w.argPath(a)
+	if !ok {
+		return
+	}
+	cls, tier, d := c.w.treeClass(p, accWrite)
+	if cls == "" {
+		return
+	}
+	if tier == TierFloor {
+		if own, _, _ := c.w.argClass(a, accWrite); own == "" {
+			tier = TierDangerous
+		}
+	}
+	c.w.findTier(c.idx, cls, tier, a.Span, d)
 }
