@@ -101,8 +101,8 @@ func init() {
 	exec := shellLine(0, "")
 	spawn := jsSpawn
 	jsEffects = map[string]effect{
-		"os.homedir": func(*state, *call) *value { return str("~") },
-		"path.join":  func(s *state, c *call) *value { return pathJoin(c.args) },
+		"os.homedir":         func(*state, *call) *value { return str("~") },
+		"path.join":          func(s *state, c *call) *value { return pathJoin(c.args) },
 		"child_process.exec": exec, "child_process.execSync": exec,
 		"child_process.spawn": spawn, "child_process.spawnSync": spawn, "child_process.execFile": spawn, "child_process.execFileSync": spawn,
 		"child_process.fork": func(s *state, c *call) *value {
