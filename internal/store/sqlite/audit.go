@@ -14,7 +14,7 @@ import (
 )
 
 const auditCols = `seq, time, session, owner, owner_text, kind, payload, payload_hash, classes,
-	verdict, rule, request_id, answered_by, surface, reason, prev, hash`
+	verdict, rule, request_id, answered_by, surface, reason, sandbox, prev, hash`
 
 func scanDecision(sc scanner) (store.Decision, error) {
 	var (
@@ -23,7 +23,7 @@ func scanDecision(sc scanner) (store.Decision, error) {
 		owner         sql.NullString
 	)
 	if err := sc.Scan(&d.Seq, &at, &d.Session, &owner, &d.OwnerText, &kind, &d.Payload, &d.PayloadHash, &cls,
-		&d.Verdict, &d.Rule, &d.RequestID, &d.By, &d.Surface, &d.Reason, &d.Prev, &d.Hash); err != nil {
+		&d.Verdict, &d.Rule, &d.RequestID, &d.By, &d.Surface, &d.Reason, &d.Sandbox, &d.Prev, &d.Hash); err != nil {
 		return store.Decision{}, err
 	}
 	d.Owner, d.Kind = decRaw(owner), action.Kind(kind)
@@ -90,9 +90,9 @@ func (db *DB) appendDecision(ctx context.Context, d store.Decision) (store.Decis
 	d.Seq, d.Prev = last+1, prev
 	d.Hash = store.ChainHash(d)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO audit (`+auditCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.Seq, at, d.Session, owner, d.OwnerText, string(d.Kind), d.Payload, d.PayloadHash, classes,
-		d.Verdict, d.Rule, d.RequestID, d.By, d.Surface, d.Reason, d.Prev, d.Hash); err != nil {
+		d.Verdict, d.Rule, d.RequestID, d.By, d.Surface, d.Reason, d.Sandbox, d.Prev, d.Hash); err != nil {
 		return store.Decision{}, err
 	}
 	if err := tx.Commit(); err != nil {

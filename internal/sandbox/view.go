@@ -1,0 +1,373 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Mount operation kinds, applied by the helper in order after every
+// mount was made read-only.
+const (
+	// opBind binds Sources[Source] onto Target (created if missing),
+	// read-write when Write.
+	opBind = "bind"
+	// opTmpfs mounts an empty tmpfs on Target; read-only once all
+	// operations are done unless Write.
+	opTmpfs = "tmpfs"
+)
+
+// op is one mount operation of a view.
+type op struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	Source int    `json:"source,omitempty"`
+	Write  bool   `json:"write,omitempty"`
+	// File creates a missing bind target as a file, not a directory.
+	File bool `json:"file,omitempty"`
+	// Optional skips the operation when Target does not exist in the
+	// view (a hidden path nothing in the view reaches: the host's /tmp
+	// is replaced by the call's own).
+	Optional bool `json:"optional,omitempty"`
+	// Want is the identity Target must have when it exists (the source
+	// of a bind, the hidden directory of a tmpfs): a path swapped after
+	// the host planned the view is refused, not followed.
+	Want fileID `json:"want"`
+	// Why says what the operation is for, in errors and tests.
+	Why string `json:"why,omitempty"`
+}
+
+// view is what one call sees, as the helper builds it.
+type view struct {
+	// Sources are the host paths binds come from; the helper opens them
+	// (refusing symlinks in any component) before it mounts anything,
+	// and checks each is still the file the host saw (SourceIDs).
+	Sources   []string `json:"sources"`
+	SourceIDs []fileID `json:"source_ids"`
+	Ops       []op     `json:"ops"`
+	// Writable are the writable roots (for Landlock), private
+	// temporary directories included.
+	Writable []string `json:"writable"`
+}
+
+// fileID names a file: device and inode.
+type fileID struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+func (v *view) source(p string) (int, error) {
+	id, err := identify(p)
+	if err != nil {
+		return 0, err
+	}
+	v.Sources = append(v.Sources, p)
+	v.SourceIDs = append(v.SourceIDs, id)
+	return len(v.Sources) - 1, nil
+}
+
+func (v *view) bind(src, target string, write, file bool, why string) error {
+	i, err := v.source(src)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", why, src, err)
+	}
+	v.Ops = append(v.Ops, op{Kind: opBind, Source: i, Target: target, Write: write, File: file, Want: v.SourceIDs[i], Why: why})
+	return nil
+}
+
+// workspace resolves the call's workspace: Workspace, else Dir, else
+// the host's working directory, symlinks resolved.
+func workspace(sp Spec) (string, error) {
+	ws := sp.Workspace
+	if ws == "" {
+		ws = sp.Dir
+	}
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("%w: no workspace: %w", ErrRefused, err)
+		}
+		ws = wd
+	}
+	if !filepath.IsAbs(ws) {
+		return "", fmt.Errorf("%w: workspace %q is not an absolute path", ErrRefused, ws)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(ws))
+	if err != nil {
+		return "", fmt.Errorf("%w: workspace %s: %w", ErrRefused, ws, err)
+	}
+	return real, nil
+}
+
+// roots returns the call's workspace and its writable roots: the
+// workspace and the configured ones in workspace-write mode, none in
+// read-only mode (the workspace is then only shown).
+func (s *Sandbox) roots(sp Spec) (string, []string, error) {
+	if sp.noWorkspace {
+		return "", nil, nil
+	}
+	ws, err := workspace(sp)
+	if err != nil {
+		return "", nil, err
+	}
+	if h, in := inside(ws, s.cfg.Hide); in {
+		return "", nil, fmt.Errorf("%w: the working directory %s lies inside %s, which warden hides from commands", ErrRefused, ws, h)
+	}
+	if s.cfg.Mode != WorkspaceWrite {
+		return ws, nil, nil
+	}
+	switch {
+	case ws == "/":
+		return "", nil, fmt.Errorf("%w: the working directory / cannot be a writable workspace (it would make the whole file system writable); run from a project directory, or use sandbox.mode read-only", ErrRefused)
+	case s.cfg.Home != "" && within(s.cfg.Home, ws):
+		return "", nil, fmt.Errorf("%w: the working directory %s holds the home directory %s and cannot be a writable workspace (shell start-up files and credentials would be writable); run from a project directory, or list directories in sandbox.writable", ErrRefused, ws, s.cfg.Home)
+	}
+	roots := []string{ws}
+	for _, w := range s.cfg.Writable {
+		if !slices.Contains(roots, w) {
+			roots = append(roots, w)
+		}
+	}
+	return ws, roots, nil
+}
+
+// buildView plans the mounts of one call whose private temporary
+// directory is tmp (with an empty file, empty, to bind over hidden
+// files).
+func (s *Sandbox) buildView(sp Spec, ws string, roots []string, tmp, empty string) (view, error) {
+	var v view
+	if err := v.bind(tmp, "/tmp", true, false, "private temporary directory"); err != nil {
+		return view{}, err
+	}
+	v.Ops[len(v.Ops)-1].Want = fileID{} // it covers the host's /tmp
+	v.Writable = append(v.Writable, "/tmp")
+	if isDir("/var/tmp") {
+		if err := v.bind(tmp, "/var/tmp", true, false, "private temporary directory"); err != nil {
+			return view{}, err
+		}
+		v.Ops[len(v.Ops)-1].Want = fileID{}
+		v.Writable = append(v.Writable, "/var/tmp")
+	}
+	if isDir("/dev/shm") {
+		v.Ops = append(v.Ops, op{Kind: opTmpfs, Target: "/dev/shm", Write: true, Why: "private shared memory"})
+		v.Writable = append(v.Writable, "/dev/shm")
+	}
+	for _, r := range roots {
+		if err := v.bind(r, r, true, false, "writable root"); err != nil {
+			return view{}, err
+		}
+		v.Writable = append(v.Writable, r)
+	}
+	if ws != "" && len(roots) == 0 && (within(ws, "/tmp") || within(ws, "/var/tmp")) {
+		// Read-only mode: the workspace is shown, not writable (the
+		// host's /tmp is otherwise out of the view).
+		if err := v.bind(ws, ws, false, false, "read-only workspace"); err != nil {
+			return view{}, err
+		}
+	}
+	for _, h := range s.cfg.Hide {
+		fi, err := os.Lstat(h)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// Nothing to cover; but a missing hidden path inside a
+			// writable root could be created by the call and then read
+			// by the host (a config file it loads when it appears).
+			if r, in := inside(h, roots); in {
+				return view{}, fmt.Errorf("%w: %s, which warden hides from commands, does not exist inside the writable root %s, so a command could create it; create it, or move it out of the workspace", ErrRefused, h, r)
+			}
+			continue
+		case err != nil:
+			return view{}, fmt.Errorf("hide %s: %w", h, err)
+		}
+		// Only the host's /tmp is out of the view already; anything else
+		// must be found, as the host saw it, and covered.
+		optional := !covered(h, roots) && (within(h, "/tmp") || within(h, "/var/tmp"))
+		want := statID(fi)
+		if fi.IsDir() {
+			v.Ops = append(v.Ops, op{Kind: opTmpfs, Target: h, Optional: optional, Want: want, Why: "hidden"})
+			continue
+		}
+		i, err := v.source(empty)
+		if err != nil {
+			return view{}, fmt.Errorf("hide %s: %w", h, err)
+		}
+		v.Ops = append(v.Ops, op{Kind: opBind, Source: i, Target: h, File: true, Optional: optional, Want: want, Why: "hidden"})
+	}
+	expose := slices.Clone(sp.Expose)
+	if filepath.IsAbs(sp.Path) && !strings.HasPrefix(sp.Path, "/proc/") {
+		// The program itself, when it lives where the call cannot see
+		// (a test binary under /tmp, a build in the state directory).
+		if p, err := filepath.EvalSymlinks(sp.Path); err == nil && (covered(p, s.cfg.Hide) || within(p, "/tmp") || within(p, "/var/tmp")) {
+			expose = append(expose, p)
+		}
+	}
+	for _, e := range expose {
+		p, err := filepath.EvalSymlinks(e)
+		if err != nil {
+			return view{}, fmt.Errorf("expose %s: %w", e, err)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return view{}, fmt.Errorf("expose %s: %w", e, err)
+		}
+		if err := v.bind(p, p, false, !fi.IsDir(), "exposed read-only"); err != nil {
+			return view{}, err
+		}
+	}
+	for _, p := range protected(roots, s.cfg.Home) {
+		if covered(p, s.cfg.Hide) {
+			continue // already gone
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if err := v.bind(p, p, false, !fi.IsDir(), "kept read-only inside a writable root"); err != nil {
+			return view{}, err
+		}
+	}
+	return v, nil
+}
+
+// identify returns the identity of the file at p (following symlinks:
+// p is already resolved).
+func identify(p string) (fileID, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fileID{}, err
+	}
+	return statID(fi), nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// Protected names, relative to a writable root: what the host or the
+// user's tools later execute or load, kept read-only even there.
+var rootProtected = []struct{ rel, why string }{
+	{".git/hooks", "git runs hooks on the user's next commit"},
+	{".git/config", "git config can name programs git runs (core.hooksPath, core.fsmonitor, aliases)"},
+	{".claude/settings.json", "Claude Code's project settings hold hooks and permissions"},
+	{".claude/settings.local.json", "Claude Code's local project settings"},
+	{".mcp.json", "project MCP servers are started by the user's agents"},
+	{".codex", "Codex's project configuration"},
+	{".gemini/settings.json", "Gemini CLI's project settings"},
+	{".cursor/mcp.json", "Cursor's project MCP servers"},
+}
+
+// homeProtected are kept read-only when a writable root holds the home
+// directory (only a configured sandbox.writable can).
+var homeProtected = []string{
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+	".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".inputrc", ".xinitrc", ".xprofile",
+	".xsessionrc", ".pam_environment", ".config/fish", ".config/environment.d", ".ssh", ".gnupg",
+	".gitconfig", ".config/git", ".config/autostart", ".config/systemd", ".local/share/systemd",
+	".local/bin", "bin", ".claude", ".claude.json", ".codex", ".gemini", ".cursor", ".hermes",
+	".config/warden", ".local/state/warden", ".netrc", ".git-credentials", ".aws", ".kube",
+	".docker", ".config/gh", ".npmrc", ".pypirc",
+}
+
+// RootProtected lists, for the docs, what stays read-only inside every
+// writable root.
+func RootProtected() [][2]string {
+	out := make([][2]string, len(rootProtected))
+	for i, p := range rootProtected {
+		out[i] = [2]string{p.rel, p.why}
+	}
+	return out
+}
+
+// HomeProtected lists, for the docs, what stays read-only in a
+// writable home directory.
+func HomeProtected() []string { return slices.Clone(homeProtected) }
+
+// protected returns the existing paths inside roots to keep read-only,
+// symlinks resolved (a target outside every root is read-only anyway).
+// A repository whose .git has no hooks directory gets an empty one
+// (what git init makes), so no hook can be added.
+func protected(roots []string, home string) []string {
+	var out []string
+	add := func(p string) {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil || !covered(r, roots) || slices.Contains(out, r) {
+			return
+		}
+		out = append(out, r)
+	}
+	for _, root := range roots {
+		for _, p := range rootProtected {
+			add(filepath.Join(root, p.rel))
+		}
+		git := filepath.Join(root, ".git")
+		fi, err := os.Lstat(git)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			_ = os.Mkdir(filepath.Join(git, "hooks"), 0o755) // exists usually
+			add(filepath.Join(git, "hooks"))
+		case fi.Mode().IsRegular():
+			// A worktree or submodule: .git names the real directory.
+			add(git)
+			if dir := gitdir(git); dir != "" {
+				add(filepath.Join(dir, "hooks"))
+				add(filepath.Join(dir, "config"))
+				if common := commondir(dir); common != "" {
+					add(filepath.Join(common, "hooks"))
+					add(filepath.Join(common, "config"))
+				}
+			}
+		}
+		if home != "" && within(home, root) {
+			for _, rel := range homeProtected {
+				add(filepath.Join(home, rel))
+			}
+		}
+	}
+	return out
+}
+
+// gitdir reads the "gitdir: PATH" line of a .git file.
+func gitdir(file string) string {
+	line := firstLine(file)
+	dir, ok := strings.CutPrefix(line, "gitdir:")
+	if !ok {
+		return ""
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(file), dir)
+	}
+	return filepath.Clean(dir)
+}
+
+// commondir reads a worktree's commondir file.
+func commondir(gitDir string) string {
+	dir := strings.TrimSpace(firstLine(filepath.Join(gitDir, "commondir")))
+	if dir == "" {
+		return ""
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(gitDir, dir)
+	}
+	return filepath.Clean(dir)
+}
+
+func firstLine(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if sc.Scan() {
+		return sc.Text()
+	}
+	return ""
+}
