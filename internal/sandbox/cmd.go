@@ -212,7 +212,7 @@ func (c *Cmd) Start(ctx context.Context) (err error) {
 	}
 	cmd := exec.CommandContext(ctx, s.cfg.Executable)
 	cmd.Args = []string{helperName, strconv.Itoa(len(c.sp.ExtraFiles))}
-	cmd.Env = []string{}
+	cmd.Env = helperEnv
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.sp.Stdin, c.sp.Stdout, c.sp.Stderr
 	cmd.ExtraFiles = append(append([]*os.File{}, c.sp.ExtraFiles...), specR, repW)

@@ -50,7 +50,7 @@ func (s *Sandbox) probe(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := s.Command(Spec{Path: s.cfg.Executable, arg0: probeName, Dir: "/", noWorkspace: true, Env: []string{}})
+	c, err := s.Command(Spec{Path: s.cfg.Executable, arg0: probeName, Dir: "/", noWorkspace: true, Env: helperEnv})
 	if err != nil {
 		return err
 	}
