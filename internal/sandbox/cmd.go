@@ -171,6 +171,10 @@ func (c *Cmd) InsideTemp() string {
 	return "/tmp"
 }
 
+// SetArgs replaces the arguments before Start (a file in TempDir can
+// then be named as the command sees it, under InsideTemp).
+func (c *Cmd) SetArgs(args []string) { c.sp.Args = args }
+
 // Pid is the host pid of the process warden started: in a sandbox, the
 // helper, init of the call's PID namespace.
 func (c *Cmd) Pid() int { return c.pid }

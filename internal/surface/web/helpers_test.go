@@ -26,6 +26,7 @@ import (
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -101,7 +102,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}
+	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t)}
 	ro := runner.Options{Gate: g, Broker: b, Audit: db, Logger: log, Terminal: term}
 	var shell *shellstate.Manager
 	if fo.shell {
