@@ -64,6 +64,8 @@ type Config struct {
 	Kanban Kanban
 	// LLM holds the llm: section (the agents' and guardian's model).
 	LLM LLM
+	// Sandbox holds the sandbox: section.
+	Sandbox Sandbox
 }
 
 // Tools is the tools: section.
@@ -158,7 +160,8 @@ func Default() *Config {
 			DenialBreakerThreshold: DefaultDenialBreakerThreshold,
 			SmartFailureThreshold:  DefaultSmartFailureThreshold,
 		},
-		LLM:    defaultLLM(),
+		LLM:     defaultLLM(),
+		Sandbox: defaultSandbox(),
 		Kanban: Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
 	}
 }

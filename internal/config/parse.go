@@ -136,6 +136,7 @@ type rawConfig struct {
 	Tools            *rawTools     `yaml:"tools"`
 	Kanban           *rawKanban    `yaml:"kanban"`
 	LLM              *rawLLM       `yaml:"llm"`
+	Sandbox          *rawSandbox   `yaml:"sandbox"`
 }
 
 type rawApprovals struct {
@@ -289,6 +290,7 @@ func (v *validator) config(raw *rawConfig) *Config {
 		}
 	}
 	cfg.LLM = v.llm(raw.LLM)
+	cfg.Sandbox = v.sandbox(raw.Sandbox)
 	if w := raw.Write; w != nil {
 		cfg.Write.Protected = v.paths(w.Protected.n, "write.protected", false)
 		cfg.Write.SafeRoots = v.paths(w.SafeRoots.n, "write.safe_roots", true)
