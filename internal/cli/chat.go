@@ -186,7 +186,7 @@ func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
 		}
 	}
 	local, err := host.OpenLocal(ctx, host.LocalConfig{
-		StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: env.environ,
+		StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: env.environ, Commands: true,
 		Logger: slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/wardenhq/warden/internal/llm/openai"
 	"github.com/wardenhq/warden/internal/mcpclient"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/workerapi"
 )
@@ -128,6 +129,7 @@ type agentDeps struct {
 	convs   store.Conversations
 	audit   store.Audit
 	logger  *slog.Logger
+	sandbox *sandbox.Sandbox
 }
 
 // newModel builds the model client from llm:, with the API key read
@@ -194,7 +196,7 @@ func newAgents(d agentDeps) (*agents, error) {
 	}
 	if len(d.cfg.MCP.Servers) > 0 {
 		a.mcp = mcpclient.New(mcpclient.Options{
-			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough,
+			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough, Sandbox: d.sandbox,
 			Elicit: brokerElicitor{b: d.broker, audit: d.audit}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
 		})
 		a.opts.MCP = mcpTools{a.mcp}

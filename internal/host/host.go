@@ -47,6 +47,7 @@ import (
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -120,6 +121,9 @@ type Config struct {
 
 	// wrap lets tests observe the store (audit appends).
 	wrap func(store.Store) store.Store
+	// sandboxProbe, if set, replaces the sandbox's kernel probe: tests
+	// simulate a kernel that cannot sandbox.
+	sandboxProbe func(context.Context) error
 }
 
 // Info describes a running host.
@@ -167,6 +171,10 @@ type host struct {
 	groups   *ancestry.Groups
 	// agents are the model, guardian, MCP client and agent (llm:, mcp:).
 	agents *agents
+	// sandbox starts every process the host runs for an agent; fenced
+	// counts the leftovers of an earlier host it killed at start.
+	sandbox *sandbox.Sandbox
+	fenced  int
 
 	console *web.Console
 	api     *localapi.Server
@@ -257,6 +265,30 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 
+	// The sandbox, then the fence: whatever a crashed host left running
+	// is killed, and its death confirmed, before any run is retried or
+	// abandoned (the scheduler and the dispatcher start in serve).
+	startCfg := h.pol.start
+	if h.sandbox, err = NewSandbox(ctx, SandboxFacts{
+		StateDir: state, ConfigPath: cfg.ConfigPath, Paths: paths, Environ: cfg.Environ, Config: startCfg,
+		Spawner: h.id, Recorder: h.db, Probe: cfg.sandboxProbe, Logger: cfg.Logger,
+	}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	if st := h.sandbox.Status(); st.Refusing {
+		h.log.Error("sandbox unavailable: every command will be refused", "why", st.Why, "fix", st.Fix)
+	} else if st.Mode == sandbox.Off {
+		h.log.Warn("sandbox.mode is off: commands run unconfined")
+	}
+	fenced, err := sandbox.Fence(ctx, h.db)
+	for _, p := range fenced {
+		h.log.Warn("fenced a leftover of an earlier host", "pid", p.PID, "what", p.What, "owner", p.Owner, "run", p.Run, "spawner", p.Spawner)
+	}
+	h.fenced = len(fenced)
+	if err != nil {
+		return nil, fmt.Errorf("start host: %w (a process an earlier host started is still alive; nothing is retried until it is gone)", err)
+	}
+
 	tokenFile := filepath.Join(state, TokenName)
 	token, created, err := web.EnsureToken(tokenFile)
 	if err != nil {
@@ -271,8 +303,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start host: withdraw an earlier run's requests: %w", err)
 	}
-	startCfg := h.pol.start
-	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, broker: h.broker, convs: h.db, audit: h.st, logger: cfg.Logger}); err != nil {
+	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, broker: h.broker, convs: h.db, audit: h.st, logger: cfg.Logger, sandbox: h.sandbox}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	undo = append(undo, h.agents.close)
@@ -282,7 +313,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	h.pol.onChange = h.gate.SetPolicy
-	term := tools.Terminal{Env: execenv.Build(cfg.Environ, startCfg.Tools.EnvPassthrough, nil)}
+	term := tools.Terminal{Env: execenv.Build(cfg.Environ, startCfg.Tools.EnvPassthrough, nil), Sandbox: h.sandbox}
 	if h.shell, err = shellstate.New(shellstate.Options{
 		Dir: filepath.Join(state, ShellStateDir), Terminal: term, Logger: cfg.Logger,
 	}); err != nil {
@@ -298,7 +329,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	h.groups = &ancestry.Groups{}
 	if h.dispatch, err = dispatch.New(dispatch.Options{
-		Board: h.db, Runner: h.runner, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
+		Board: h.db, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
 		Ended: h.dropShell, Agent: h.agents.workerAgent(),
@@ -309,6 +340,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Broker: h.broker, Store: h.st, Runner: h.runner, Token: token, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
 		Cron: h.cron, CronStore: h.db, Board: h.db, Agent: h.agents.agent,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
+		Warnings:   consoleWarnings(h.sandbox.Status()),
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -465,6 +497,14 @@ func (h *host) banner(recovered int) {
 	fmt.Fprintf(w, "  cron:    %s; steps run in %s\n", plural(h.cronJobs, "job"), h.cronDir)
 	fmt.Fprintf(w, "  kanban:  workers (%s worker) talk to %s; scratch workspaces in %s\n", h.cfg.Executable, h.dispatch.Socket(), h.cfg.ScratchDir)
 	fmt.Fprintf(w, "  agents:  %s\n", h.agents.describe)
+	if line, warn := sandboxLines(h.sandbox.Status()); warn {
+		fmt.Fprintf(w, "  warning: sandbox %s\n", line)
+	} else {
+		fmt.Fprintf(w, "  sandbox: %s\n", line)
+	}
+	if h.fenced > 0 {
+		fmt.Fprintf(w, "  fenced:  killed %s an earlier host left running, before any retry\n", plural(h.fenced, "process"))
+	}
 	if recovered > 0 {
 		fmt.Fprintf(w, "  recovered: withdrew %d request(s) left pending by an earlier run (host restarted)\n", recovered)
 	}

@@ -134,6 +134,9 @@ type Sandbox struct {
 	// is not off): every Command fails with it.
 	unavailable *UnavailableError
 	self        procID
+	// exe is this binary's path: shown read-only to every call (warden
+	// workers and tools run it; it may live under /tmp after go run).
+	exe string
 
 	mu     sync.Mutex
 	live   map[string]*Cmd
@@ -223,6 +226,11 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	}
 	s := &Sandbox{cfg: cfg, log: cfg.Logger.With("component", "sandbox"), live: map[string]*Cmd{}, fenced: map[string]time.Time{}}
 	s.self, _ = self()
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			s.exe = exe
+		}
+	}
 	s.status = Status{Mode: cfg.Mode, Kernel: kernelFacts(), Hide: cfg.Hide, Writable: cfg.Writable, Network: cfg.Network}
 	if cfg.Mode == Off {
 		s.status.Why = "sandbox.mode is off in the config: commands run unconfined, as the host's user"

@@ -199,10 +199,13 @@ func (s *Sandbox) buildView(sp Spec, ws string, roots []string, tmp, empty strin
 		v.Ops = append(v.Ops, op{Kind: opBind, Source: i, Target: h, File: true, Optional: optional, Want: want, Why: "hidden"})
 	}
 	expose := slices.Clone(sp.Expose)
-	if filepath.IsAbs(sp.Path) && !strings.HasPrefix(sp.Path, "/proc/") {
-		// The program itself, when it lives where the call cannot see
-		// (a test binary under /tmp, a build in the state directory).
-		if p, err := filepath.EvalSymlinks(sp.Path); err == nil && (covered(p, s.cfg.Hide) || within(p, "/tmp") || within(p, "/var/tmp")) {
+	// The program itself and warden's own binary, when they live where
+	// the call cannot see (a build of go run or go test under /tmp).
+	for _, prog := range []string{sp.Path, s.exe} {
+		if !filepath.IsAbs(prog) || strings.HasPrefix(prog, "/proc/") {
+			continue
+		}
+		if p, err := filepath.EvalSymlinks(prog); err == nil && !slices.Contains(expose, p) && (covered(p, s.cfg.Hide) || within(p, "/tmp") || within(p, "/var/tmp")) {
 			expose = append(expose, p)
 		}
 	}

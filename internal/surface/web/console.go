@@ -191,6 +191,9 @@ type Options struct {
 	// ShellReset, if set, clears a session's terminal shell state (the
 	// session page's "Reset shell" button); nil hides the button.
 	ShellReset func(ctx context.Context, key string) error
+	// Warnings are standing banners shown on every page (the sandbox is
+	// off or unavailable).
+	Warnings []string
 	// SessionTTL bounds a login; zero means 12 hours.
 	SessionTTL time.Duration
 	Logger     *slog.Logger

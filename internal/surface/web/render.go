@@ -17,6 +17,9 @@ type page struct {
 	Flash    *flash
 	CSRF     string
 	LoggedIn bool
+	// Warnings are the host's standing banners (the sandbox is off or
+	// unavailable), shown on every page.
+	Warnings []string
 	Data     any
 }
 
@@ -105,7 +108,7 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // pageFor starts a page for an authenticated request, taking its notice.
 func (c *Console) pageFor(a *authn, nav, title string, data any) page {
-	return page{Title: title, Nav: nav, Flash: c.takeFlash(a), CSRF: c.csrfOf(a), LoggedIn: true, Data: data}
+	return page{Title: title, Nav: nav, Flash: c.takeFlash(a), CSRF: c.csrfOf(a), LoggedIn: true, Warnings: c.o.Warnings, Data: data}
 }
 
 // left renders the time until deadline as the countdown script does.
