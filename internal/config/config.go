@@ -162,6 +162,6 @@ func Default() *Config {
 		},
 		LLM:     defaultLLM(),
 		Sandbox: defaultSandbox(),
-		Kanban: Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
+		Kanban:  Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
 	}
 }
