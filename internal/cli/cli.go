@@ -79,6 +79,7 @@ ask.
 		newCheckCmd(),
 		newConfigCmd(),
 		newServeCmd(),
+		newDoctorCmd(),
 		newChatCmd(),
 		newExecCmd(),
 		newApprovalsCmd(),
