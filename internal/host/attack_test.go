@@ -116,7 +116,7 @@ var attacks = []string{
 type attackHost struct {
 	*testHost
 	home, work, conf, state, mark string
-	confBytes, token                []byte
+	confBytes, token              []byte
 }
 
 func newAttackHost(t *testing.T, yaml string) *attackHost {
