@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -149,9 +150,12 @@ func setupAndStart(sp spec) (int, error) {
 			return 0, setupf("bring up loopback in the new network namespace: %w", err)
 		}
 	}
-	// no_new_privs on every thread: nothing the command execs gains
-	// privileges (setuid, file capabilities).
-	if err := llsys.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+	// From here on this goroutine keeps its thread: no_new_privs and
+	// Landlock are set on it alone (cheaper than on every thread of the
+	// helper), and the command is forked from it, inheriting both. The
+	// thread is never unlocked: the runtime ends it with the helper.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return 0, setupf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	if err := restrictLandlock(sp.View.Writable); err != nil {
@@ -390,12 +394,14 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// restrictLandlock confines the helper, and so the command, where the
-// kernel has Landlock: read and execute everywhere visible, write only
-// in the writable roots (and device files such as /dev/null), no
-// signals or abstract unix sockets beyond the sandbox. Best effort: an
-// older ABI enforces what it knows, none enforces nothing. The helper
-// itself still needs to write the command's namespace maps under /proc.
+// restrictLandlock confines the calling thread, and so the command
+// forked from it, where the kernel has Landlock: read and execute
+// everywhere visible, write only in the writable roots (and device
+// files such as /dev/null), no signals or abstract unix sockets beyond
+// the sandbox. Best effort: an older ABI enforces what it knows, none
+// enforces nothing. The helper still writes the command's namespace
+// maps under /proc after the fork. The caller holds its OS thread and
+// has set no_new_privs on it.
 func restrictLandlock(writable []string) error {
 	cfg := landlock.Config{HandledAccessFS: landlock.V8.HandledAccessFS, Scoped: landlock.V8.Scoped}.BestEffort()
 	rules := []landlock.Rule{
@@ -406,5 +412,10 @@ func restrictLandlock(writable []string) error {
 	if len(writable) > 0 {
 		rules = append(rules, landlock.RWDirs(writable...).WithRefer())
 	}
-	return cfg.Restrict(rules...)
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil || fd < 0 {
+		return err // fd < 0: nothing to enforce on this kernel
+	}
+	defer unix.Close(fd)
+	return llsys.LandlockRestrictSelf(fd, flags)
 }

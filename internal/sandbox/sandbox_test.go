@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -632,4 +633,54 @@ func childUnprivileged() int {
 		return 1
 	}
 	return 0
+}
+
+// TestAbstractSocketsOfTheHostAreOutOfReach: an abstract unix socket
+// (not a file, so no mount hides it) that a host process listens on
+// cannot be reached from the sandbox: Landlock's scope where the kernel
+// has ABI 6, the network namespace when the network is off.
+func TestAbstractSocketsOfTheHostAreOutOfReach(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		if os.Getenv("WARDEN_FULL") == "1" {
+			t.Fatal("WARDEN_FULL=1 but python3 is missing")
+		}
+		t.Skip("python3 is missing")
+	}
+	name := fmt.Sprintf("warden-test-%d", time.Now().UnixNano())
+	ln, err := net.Listen("unix", "@"+name)
+	must(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("reached\n"))
+			c.Close()
+		}
+	}()
+	probe := `python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX)
+s.connect('\0` + name + `')
+print(s.recv(64).decode())
+"`
+	for _, network := range []bool{true, false} {
+		e := newEnv(t, func(c *Config) { c.Network = network })
+		if network && e.s.Status().Kernel.LandlockABI < 6 {
+			t.Logf("network on: Landlock ABI %d cannot scope abstract sockets; skipped", e.s.Status().Kernel.LandlockABI)
+			continue
+		}
+		out, _ := e.sh(t, probe)
+		if strings.Contains(out, "reached") {
+			t.Errorf("network %v: the host's abstract socket was reached:\n%s", network, out)
+		}
+	}
+	// The same probe from outside the sandbox does reach it: the test
+	// can fail.
+	out, err := exec.Command("sh", "-c", probe).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "reached") {
+		t.Fatalf("unsandboxed probe: %v %s", err, out)
+	}
 }
