@@ -189,28 +189,69 @@ func TestBoundaryOnRealProcesses(t *testing.T) {
 	}
 }
 
-func TestPeerCred(t *testing.T) {
+// accepted returns the server side of a unix socket connection this
+// process made to itself.
+func accepted(t *testing.T) *net.UnixConn {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "s")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	c, err := net.Dial("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	s, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	cred, err := PeerCred(s.(*net.UnixConn))
+	t.Cleanup(func() { s.Close() })
+	return s.(*net.UnixConn)
+}
+
+func TestPeerCred(t *testing.T) {
+	cred, err := PeerCred(accepted(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cred.PID != os.Getpid() || cred.UID != os.Getuid() || cred.GID != os.Getgid() {
 		t.Errorf("PeerCred = %+v, want this process (pid %d uid %d gid %d)", cred, os.Getpid(), os.Getuid(), os.Getgid())
+	}
+}
+
+func TestPeerPidfd(t *testing.T) {
+	pf, err := PeerPidfd(accepted(t))
+	if errors.Is(err, ErrNoPidfd) && os.Getenv("WARDEN_FULL") != "1" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	if err := pf.Alive(); err != nil {
+		t.Errorf("this process is not alive: %v", err)
+	}
+}
+
+// TestOutside: the host's own process and a child in its namespaces are
+// outside every sandbox (what a sandbox is refused for is shown in
+// internal/localapi, where real namespaces are made).
+func TestOutside(t *testing.T) {
+	b := Boundary{Host: os.Getpid()}
+	child, _ := start(t, `echo up; sleep 30`)
+	for _, pid := range []int{os.Getpid(), child.Process.Pid} {
+		o, err := b.Outside(pid, false)
+		if err != nil || !o.Inodes || o.PIDDepth < 1 {
+			t.Errorf("Outside(%d) = %+v, %v", pid, o, err)
+		}
+	}
+	if _, err := b.Outside(1<<22+12345, false); err == nil {
+		t.Error("a pid that does not exist was proven outside")
+	}
+	if _, err := (Boundary{}).Outside(os.Getpid(), false); err == nil {
+		t.Error("a boundary without a host proved something")
 	}
 }

@@ -1,9 +1,12 @@
 package ancestry
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Cred is the process on the other end of a unix socket connection, as
@@ -34,3 +37,59 @@ func PeerCred(c *net.UnixConn) (Cred, error) {
 	}
 	return Cred{PID: int(cred.Pid), UID: int(cred.Uid), GID: int(cred.Gid)}, nil
 }
+
+// soPeerPidfd is SO_PEERPIDFD (Linux 6.5): the same value on every
+// architecture Go supports.
+const soPeerPidfd = 77
+
+// ErrNoPidfd: the kernel gives no pidfd for a socket peer (older than
+// Linux 6.5); checks on /proc/PID then cannot be tied to the very
+// process that connected.
+var ErrNoPidfd = errors.New("kernel gives no pidfd for socket peers (SO_PEERPIDFD, Linux 6.5)")
+
+// Pidfd is a handle on the process that made a connection. Unlike its
+// pid, it cannot come to name another process: Alive tells whether that
+// very process still runs, so what was read from /proc/PID while it ran
+// was about it and not about a later process that reused the pid.
+type Pidfd struct{ fd int }
+
+// PeerPidfd returns a handle on c's peer process (SO_PEERPIDFD). Close
+// it when done.
+func PeerPidfd(c *net.UnixConn) (*Pidfd, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("peer pidfd: %w", err)
+	}
+	var (
+		fd   int
+		ferr error
+	)
+	if err := raw.Control(func(s uintptr) {
+		fd, ferr = unix.GetsockoptInt(int(s), unix.SOL_SOCKET, soPeerPidfd)
+	}); err != nil {
+		return nil, fmt.Errorf("peer pidfd: %w", err)
+	}
+	if errors.Is(ferr, unix.ENOPROTOOPT) {
+		return nil, ErrNoPidfd
+	}
+	if ferr != nil {
+		return nil, fmt.Errorf("peer pidfd: %w", ferr)
+	}
+	unix.CloseOnExec(fd)
+	return &Pidfd{fd: fd}, nil
+}
+
+// Alive returns nil while the process runs, and an error once it has
+// exited (even if its pid now names another process).
+func (p *Pidfd) Alive() error {
+	if err := unix.PidfdSendSignal(p.fd, 0, nil, 0); err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return errors.New("the process that connected has exited")
+		}
+		return fmt.Errorf("peer pidfd: %w", err)
+	}
+	return nil
+}
+
+// Close releases the handle.
+func (p *Pidfd) Close() error { return unix.Close(p.fd) }

@@ -29,6 +29,8 @@ var secrets = []struct {
 	{regexp.MustCompile(`(?i)(-u\s+[^:\s]+:)([^\s'"@]+)`), "${1}***"},
 	{regexp.MustCompile(`(://[^:/\s]+:)([^@/\s]+)(@)`), "${1}***${3}"},
 	{regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20})\b`), "***"},
+	// warden's own login links, console sessions and API tokens.
+	{regexp.MustCompile(`\bwd[lst]_[A-Za-z0-9_-]{40,}`), "***"},
 }
 
 // Redact hides credentials in s for display.

@@ -20,6 +20,8 @@ func TestRedact(t *testing.T) {
 		{"echo sk-abcdefghijklmnopqrstuvwx | pbcopy", "sk-abcdefghijklmnopqrstuvwx"},
 		{"export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwx", "ghp_abcdefghijklmnopqrstuvwx"},
 		{"curl -u admin:pa55word https://x", "pa55word"},
+		{"curl -H @hdr http://127.0.0.1:7878/login/wdl_q2KxAbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AB", "wdl_q2KxAbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AB"},
+		{"WARDEN=wdt_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_ABCDEFG ./bot", "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"},
 	}
 	for _, tt := range tests {
 		got := Redact(tt.in)

@@ -40,7 +40,7 @@ command.
 --json prints an array of {"id", "session", "owner": {"kind", …},
 "owner_text", "action": {"kind", "command", …}, "classes": […], "rule",
 "created_at", "deadline", "prefix", "notice", "elicit": {"server",
-"message", "schema", "url"}} (see README.md). An "elicit" entry is an MCP
+"message", "schema", "url"}} (see docs/host.md). An "elicit" entry is an MCP
 server's question to the session's human: answer it with approve
 --content '{"field": value}' (accept) or deny (decline).
 

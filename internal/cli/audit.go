@@ -36,7 +36,7 @@ human's answer follows as allow or deny); --limit N the newest N.
 --json prints an array of {"seq", "time", "session", "owner", "owner_text",
 "kind", "payload" (secrets redacted), "payload_hash" (SHA-256 of the exact
 payload), "classes", "verdict", "rule", "request_id", "by", "surface",
-"reason", "prev", "hash"} (see README.md).
+"reason", "prev", "hash"} (see docs/host.md).
 
 warden audit verify recomputes the hash chain.
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 
 // chatOptions are the flags of warden chat.
 type chatOptions struct {
+	log    logOptions // --log-format, --log-level
 	state  string
 	config string
 	yolo   bool
@@ -90,6 +92,7 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("chat: working directory: %w", err)
 			}
+			opts.log = logOptionsOf(cmd)
 			return runChat(cmd.Context(), opts, chatEnv{
 				stdin: cmd.InOrStdin(), stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(),
 				term: t, environ: os.Environ(), dir: dir, user: currentUser(),
@@ -154,11 +157,16 @@ func openTerminal(stdin io.Reader, stderr io.Writer) *terminal {
 	return t
 }
 
+// currentUser is who answers at this terminal, as far as it is proven:
+// the process's uid (and its name in the password database), at the
+// terminal of this warden chat — not a name from the environment.
 func currentUser() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
+	uid := strconv.Itoa(os.Getuid())
+	who := "uid " + uid
+	if u, err := user.LookupId(uid); err == nil && u.Username != "" {
+		who += " (" + u.Username + ")"
 	}
-	return "uid " + fmt.Sprint(os.Getuid())
+	return who + " at the terminal of warden chat pid " + strconv.Itoa(os.Getpid())
 }
 
 // terminalChannel is the answer channel of an attended chat session: the
@@ -187,7 +195,7 @@ func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
 	}
 	local, err := host.OpenLocal(ctx, host.LocalConfig{
 		StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: env.environ, Commands: true,
-		Logger: slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger: opts.log.logger(env.stderr, slog.LevelWarn),
 	})
 	if err != nil {
 		return err

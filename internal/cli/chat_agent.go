@@ -17,7 +17,7 @@ import (
 )
 
 // errNoModel is -q without a model configured.
-var errNoModel = errors.New("no model configured: set llm.base_url and llm.model in the config file (see README: Agents)")
+var errNoModel = errors.New("no model configured: set llm.base_url and llm.model in the config file (see docs/agents.md)")
 
 // ask sends one line to the agent as the session and prints what it
 // does: its words on stdout, its tool calls and what became of them on

@@ -59,7 +59,7 @@ Verdicts:
   denied     a deny rule (approvals.deny) of --config matched; hardline and
              malformed take precedence, and the report names the rule
 
---json prints one object (shape in README.md, "warden check --json").
+--json prints one object (shape in docs/check.md, "--json").
 --jsonl reads one JSON object per line from stdin, {"cmd": "…"} and
 optionally "as": "OWNER" (other fields are ignored), and writes one line
 per input line, in order: {"cmd": …, "verdict": …, "classes": [keys…]}

@@ -7,7 +7,7 @@ import (
 	"github.com/wardenhq/warden/internal/shell"
 )
 
-// The JSON shapes below are a documented interface (README.md, "warden
+// The JSON shapes below are a documented interface (docs/check.md, "warden
 // check --json"): they are declared here rather than reusing the shell
 // package's struct tags so that the analyser can evolve without silently
 // changing what scripts parse. Every key is always present; slices are

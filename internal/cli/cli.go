@@ -56,7 +56,7 @@ func newRootCmd() *cobra.Command {
 code, file writes, tool calls — through one gate that decides allow, deny or
 ask.
 
-` + exitStatusHelp,
+` + exitStatusGeneral,
 		Version: version(),
 		// Root is runnable only to report a missing command; its usage
 		// line should not suggest "warden [flags]" does something.
@@ -72,7 +72,8 @@ ask.
 			return usageError{errors.New("missing command")}
 		},
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	addLogFlags(root)
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkLogFlags(cmd) }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	root.AddCommand(
@@ -84,6 +85,8 @@ ask.
 		newExecCmd(),
 		newApprovalsCmd(),
 		newGrantsCmd(),
+		newConsoleCmd(),
+		newTokenCmd(),
 		newSessionsCmd(),
 		newAuditCmd(),
 		newCronCmd(),
@@ -91,6 +94,8 @@ ask.
 		newWorkerCmd(),
 		newHookCmd(),
 		newMCPCmd(),
+		newManCmd(),
+		newServiceCmd(),
 	)
 	return root
 }

@@ -62,6 +62,7 @@ func TestScripts(t *testing.T) {
 			"setjson":     cmdSetJSON,
 			"tamper":      cmdTamper,
 			"waittask":    cmdWaitTask,
+			"browser":     cmdBrowser,
 		},
 	})
 }

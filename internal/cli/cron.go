@@ -255,7 +255,7 @@ func runCronList(ctx context.Context, opts cronOptions, stdout io.Writer) error 
 func newCronRmCmd() *cobra.Command {
 	var opts cronOptions
 	cmd := &cobra.Command{
-		Use:   "rm NAME [--state DIR]",
+		Use:   "rm NAME [--json] [--state DIR]",
 		Short: "Remove a cron job and its history",
 		Long: `Remove a cron job and its run history. A job with a run in progress is not
 removed (exit 2): wait for the run to end.
@@ -268,6 +268,7 @@ removed (exit 2): wait for the run to end.
 		},
 	}
 	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.json, "json", false, `print {"removed": NAME} as JSON`)
 	return cmd
 }
 
@@ -279,6 +280,9 @@ func runCronRm(ctx context.Context, opts cronOptions, name string, stdout io.Wri
 	defer c.Close()
 	if err := c.DeleteCronJob(ctx, name); err != nil {
 		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, map[string]string{"removed": name}, true)
 	}
 	_, err = fmt.Fprintf(stdout, "removed cron job %s\n", name)
 	return err

@@ -10,7 +10,7 @@ import (
 
 // Exit statuses. This is the one table: every command maps its outcome to
 // one of these through exitCode, and exitStatusHelp documents it in --help
-// (keep both and README.md in step).
+// (keep both and docs/check.md in step).
 const (
 	// ExitSafe: the command is safe (with --as: the gate allows it), a
 	// config file is valid, or a command with no verdict of its own (such
@@ -39,7 +39,13 @@ const (
 	ExitInterrupted = 130
 )
 
-// exitStatusHelp is the exit-status table as shown in --help.
+// exitStatusGeneral is the root's --help: what statuses mean across
+// commands; each command's --help has its own table.
+const exitStatusGeneral = `Exit status: each command's --help lists its own. Across commands, 0 is
+success, 2 a failure or a refusal (fail closed: a script that treats 2 as
+"blocked" stays safe), 3 a usage error and 130 an interruption.`
+
+// exitStatusHelp is warden check's exit-status table as shown in --help.
 const exitStatusHelp = `Exit status:
   0    safe (and a finished --jsonl or --catalogue run); check --as: allow;
        config check: the file is valid

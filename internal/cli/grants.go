@@ -34,7 +34,7 @@ file.
 
 --json prints an array of {"id", "scope" (session or permanent), "session",
 "grain" (exact, prefix or class), "pattern", "by", "surface", "created",
-"expires"} (see README.md).
+"expires"} (see docs/host.md).
 
 ` + hostExitHelp,
 		DisableFlagsInUseLine: true,
@@ -79,7 +79,7 @@ func runGrantsList(ctx context.Context, opts grantsOptions, stdout io.Writer) er
 func newGrantsRevokeCmd() *cobra.Command {
 	var opts grantsOptions
 	cmd := &cobra.Command{
-		Use:   "revoke ID [--state DIR]",
+		Use:   "revoke ID [--json] [--state DIR]",
 		Short: "Revoke a grant",
 		Long: `Revoke a grant by its id (from warden grants list). The next matching action
 is decided afresh.
@@ -92,6 +92,7 @@ is decided afresh.
 		},
 	}
 	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.json, "json", false, `print {"revoked": ID} as JSON`)
 	return cmd
 }
 
@@ -103,6 +104,9 @@ func runGrantsRevoke(ctx context.Context, opts grantsOptions, id string, stdout 
 	defer c.Close()
 	if err := c.Revoke(ctx, id); err != nil {
 		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, map[string]string{"revoked": id}, true)
 	}
 	_, err = fmt.Fprintf(stdout, "revoked %s\n", sanitize(id))
 	return err

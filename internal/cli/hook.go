@@ -18,6 +18,7 @@ import (
 
 // hookOptions are the flags of warden hook PROTOCOL.
 type hookOptions struct {
+	log    logOptions // --log-format, --log-level
 	state  string
 	config string
 }
@@ -98,6 +99,7 @@ func newHookProtocolCmd(name, short, long string, p hook.Protocol) *cobra.Comman
 		DisableFlagsInUseLine: true,
 		Args:                  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.log = logOptionsOf(cmd)
 			return runHook(cmd.Context(), opts, p, os.Environ(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -149,7 +151,7 @@ func hookDecider(opts hookOptions, environ []string, stderr io.Writer) (hook.Dec
 		Client: c,
 		Local: host.LocalConfig{
 			StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: environ,
-			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Logger: opts.log.logger(stderr, slog.LevelWarn),
 		},
 		Pending: func(e localapi.Event) {
 			where := e.Console

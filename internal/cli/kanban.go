@@ -279,7 +279,7 @@ func printCard(w io.Writer, c board.Card) error {
 func newKanbanCommentCmd() *cobra.Command {
 	var opts kanbanOptions
 	cmd := &cobra.Command{
-		Use:   "comment ID TEXT [--state DIR]",
+		Use:   "comment ID TEXT [--json] [--state DIR]",
 		Short: "Comment on a task",
 		Long: `Add a comment to a task, as the operator: comments are how humans and
 workers talk about a task.
@@ -292,6 +292,7 @@ workers talk about a task.
 		},
 	}
 	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the comment as JSON")
 	return cmd
 }
 
@@ -304,8 +305,12 @@ func runKanbanComment(ctx context.Context, opts kanbanOptions, id, text string, 
 		return err
 	}
 	defer c.Close()
-	if _, err := c.CommentKanbanTask(ctx, id, text); err != nil {
+	cm, err := c.CommentKanbanTask(ctx, id, text)
+	if err != nil {
 		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, cm, true)
 	}
 	_, err = fmt.Fprintf(stdout, "commented on task %s\n", id)
 	return err
@@ -322,7 +327,7 @@ func newKanbanMoveCmd(v board.Verb) *cobra.Command {
 	var opts kanbanOptions
 	help := kanbanMoveHelp[v]
 	cmd := &cobra.Command{
-		Use:                   string(v) + " ID [--reason TEXT] [--state DIR]",
+		Use:                   string(v) + " ID [--reason TEXT] [--json] [--state DIR]",
 		Short:                 help[0],
 		Long:                  help[1] + "\n\n" + kanbanExitHelp,
 		DisableFlagsInUseLine: true,
@@ -333,6 +338,7 @@ func newKanbanMoveCmd(v board.Verb) *cobra.Command {
 	}
 	addStateFlag(cmd, &opts.state)
 	cmd.Flags().StringVar(&opts.reason, "reason", "", "why; recorded as a comment")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the task as JSON")
 	return cmd
 }
 
@@ -345,6 +351,9 @@ func runKanbanMove(ctx context.Context, opts kanbanOptions, v board.Verb, id str
 	t, err := c.MoveKanbanTask(ctx, id, v, opts.reason)
 	if err != nil {
 		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, t, true)
 	}
 	_, err = fmt.Fprintf(stdout, "task %s is %s\n", t.ID, t.Status)
 	return err

@@ -20,6 +20,7 @@ import (
 
 // mcpOptions are the flags of warden mcp.
 type mcpOptions struct {
+	log    logOptions // --log-format, --log-level
 	state  string
 	config string
 }
@@ -72,6 +73,7 @@ func newMCPCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("mcp: working directory: %w", err)
 			}
+			opts.log = logOptionsOf(cmd)
 			return runMCP(cmd.Context(), opts, dir, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -81,7 +83,7 @@ func newMCPCmd() *cobra.Command {
 }
 
 func runMCP(ctx context.Context, opts mcpOptions, dir string, stdin io.Reader, stdout, stderr io.Writer) error {
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := opts.log.logger(stderr, slog.LevelWarn)
 	askClient, err := mcpAskClient(opts.config, logger)
 	if err != nil {
 		return err

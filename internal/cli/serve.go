@@ -14,6 +14,7 @@ import (
 
 // serveOptions are the flags of warden serve.
 type serveOptions struct {
+	log         logOptions // --log-format, --log-level
 	state       string
 	scratch     string
 	config      string
@@ -92,6 +93,7 @@ func newServeCmd() *cobra.Command {
 		DisableFlagsInUseLine: true,
 		Args:                  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.log = logOptionsOf(cmd)
 			return runServe(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -123,7 +125,7 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 			return err
 		}
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := opts.log.logger(stderr, slog.LevelInfo)
 	err = host.Run(ctx, host.Config{
 		StateDir: state, ScratchDir: scratch, ConfigPath: cfgPath, Addr: opts.addr, AllowRemote: opts.allowRemote, ConsoleHosts: opts.hosts, Yolo: opts.yolo,
 		Stdout: stdout, Logger: logger,

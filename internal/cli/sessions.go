@@ -11,6 +11,7 @@ import (
 // sessionsOptions are the sessions commands' flags.
 type sessionsOptions struct {
 	state string
+	json  bool
 }
 
 func newSessionsCmd() *cobra.Command {
@@ -23,7 +24,7 @@ func newSessionsCmd() *cobra.Command {
 func newSessionsResetCmd() *cobra.Command {
 	var opts sessionsOptions
 	cmd := &cobra.Command{
-		Use:   "reset KEY [--state DIR]",
+		Use:   "reset KEY [--json] [--state DIR]",
 		Short: "Clear a session's shell state",
 		Long: `Clear the shell state of session KEY on the running host: its working
 directory, exported variables, functions and aliases. Its next command starts
@@ -37,6 +38,7 @@ in a fresh shell. A session without state is no error.
 		},
 	}
 	addStateFlag(cmd, &opts.state)
+	cmd.Flags().BoolVar(&opts.json, "json", false, `print {"reset": KEY} as JSON`)
 	return cmd
 }
 
@@ -48,6 +50,9 @@ func runSessionsReset(ctx context.Context, opts sessionsOptions, key string, std
 	defer c.Close()
 	if err := c.ResetSession(ctx, key); err != nil {
 		return hostError(err)
+	}
+	if opts.json {
+		return writeJSON(stdout, map[string]string{"reset": key}, true)
 	}
 	_, err = fmt.Fprintf(stdout, "reset the shell state of session %s\n", sanitize(key))
 	return err

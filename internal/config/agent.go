@@ -131,7 +131,9 @@ func (v *validator) llm(r *rawLLM) LLM {
 	}
 	if r.APIKeyEnv.n != nil {
 		if s, ok := v.str(r.APIKeyEnv.n, "llm.api_key_env"); ok {
-			if strings.ContainsAny(s, "= \t$") || s == "" {
+			// "" is allowed and means no key (a local server), as
+			// documented; a value that looks like a key is refused.
+			if strings.ContainsAny(s, "= \t$") {
 				v.errorf(r.APIKeyEnv.n, "llm.api_key_env: %q: want the name of a variable (OPENAI_API_KEY), not its value", s)
 			} else {
 				l.APIKeyEnv = s

@@ -14,6 +14,7 @@
 package config
 
 import (
+	_ "embed" // Starter
 	"time"
 
 	"github.com/wardenhq/warden/internal/policy"
@@ -165,3 +166,9 @@ func Default() *Config {
 		Kanban:  Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
 	}
 }
+
+// Starter is the commented config file `warden config init` writes: it
+// sets exactly the defaults (a test checks it), and shows what to edit.
+//
+//go:embed starter.yaml
+var Starter []byte

@@ -17,7 +17,7 @@ import (
 	"github.com/wardenhq/warden/internal/store"
 )
 
-// The figures the README quotes. Run them with
+// The figures docs/performance.md quotes. Run them with
 //
 //	go test -run '^$' -bench 'Scheduler' -benchtime 1x ./internal/cron/
 //

@@ -169,7 +169,7 @@ func Build(parent []string, passthrough []string, extra map[string]string) []str
 	return out
 }
 
-// Markdown renders the table for the README, so the documentation is
+// Markdown renders the table for docs/security.md, so the documentation is
 // generated from the same rules the code applies.
 func Markdown() string {
 	var b strings.Builder

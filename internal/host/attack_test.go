@@ -117,6 +117,7 @@ type attackHost struct {
 	*testHost
 	home, work, conf, state, mark string
 	confBytes, token              []byte
+	apiToken                      string
 }
 
 func newAttackHost(t *testing.T, yaml string) *attackHost {
@@ -140,9 +141,12 @@ func newAttackHost(t *testing.T, yaml string) *attackHost {
 	cfg.Environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + a.home, "XDG_CONFIG_HOME=" + filepath.Join(a.home, ".config")}
 	cfg.Paths = gate.Paths{Home: a.home, Protected: []string{filepath.Dir(a.conf)}}
 	a.testHost = startHost(t, cfg)
-	tok, err := os.ReadFile(filepath.Join(a.state, TokenName))
-	must(t, err)
-	a.token = bytes.TrimSpace(tok)
+	// A secret in the state directory (as the console token file was;
+	// credentials are now kept hashed in the store), and a real API
+	// token: neither may reach an agent.
+	a.token = []byte(fmt.Sprintf("canary-%d", time.Now().UnixNano()))
+	must(t, os.WriteFile(filepath.Join(a.state, "token"), a.token, 0o600))
+	a.apiToken = a.testHost.apiToken(t, "admin")
 	return a
 }
 
@@ -194,8 +198,8 @@ func (a *attackHost) checkHeld(t *testing.T, who, out, dir string, grantsBefore 
 			t.Errorf("%s: attack %s did not run", who, name)
 		}
 	}
-	if bytes.Contains([]byte(out), a.token) {
-		t.Errorf("%s: the console token leaked into the output", who)
+	if bytes.Contains([]byte(out), a.token) || strings.Contains(out, a.apiToken) {
+		t.Errorf("%s: a secret of the state directory leaked into the output", who)
 	}
 	if strings.Contains(out, "approvals:") || strings.Contains(out, "sandbox-marker") {
 		t.Errorf("%s: the config leaked into the output:\n%s", who, out)
@@ -203,7 +207,7 @@ func (a *attackHost) checkHeld(t *testing.T, who, out, dir string, grantsBefore 
 	if b, err := os.ReadFile(a.conf); err != nil || !bytes.Equal(b, a.confBytes) {
 		t.Errorf("%s: config changed: %q %v", who, b, err)
 	}
-	if b, err := os.ReadFile(filepath.Join(a.state, TokenName)); err != nil || !bytes.Equal(bytes.TrimSpace(b), a.token) {
+	if b, err := os.ReadFile(filepath.Join(a.state, "token")); err != nil || !bytes.Equal(b, a.token) {
 		t.Errorf("%s: token changed: %v", who, err)
 	}
 	for _, p := range []string{filepath.Join(dir, ".git", "hooks", "pre-commit"), filepath.Dir(a.conf) + ".bak", filepath.Join(a.home, ".config", "evil")} {

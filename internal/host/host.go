@@ -7,7 +7,7 @@
 // runner, so every step is decided by the same gate as the sessions
 // beside it, as the run's own cron owner. Steps run in the scratch
 // directory's cron/ workspace, never inside the state directory, where
-// a relative path would reach the admin token.
+// a relative path would reach the store.
 //
 // The kanban dispatcher (internal/dispatch) runs for the host's
 // lifetime too: it claims ready tasks and spawns `warden worker` for
@@ -40,6 +40,8 @@ import (
 
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/connlimit"
+	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/cron"
 	"github.com/wardenhq/warden/internal/dispatch"
 	"github.com/wardenhq/warden/internal/execenv"
@@ -60,8 +62,10 @@ const DefaultAddr = "127.0.0.1:7878"
 
 // File names in the state directory.
 const (
-	DBName    = "warden.db"
-	TokenName = "token"
+	DBName = "warden.db"
+	// OldTokenName is where warden kept a console admin token before
+	// login links: a start removes the file (it no longer logs in).
+	OldTokenName = "token"
 	// CronDir is the cron steps' working directory in the scratch
 	// directory (mode 0700).
 	CronDir = "cron"
@@ -80,8 +84,8 @@ var ErrRemote = errors.New("non-loopback address")
 // Config configures a host. The CLI resolves every path and passes the
 // process environment in; the host reads neither flags nor environment.
 type Config struct {
-	// StateDir holds the store, the admin token and the socket. It is
-	// created mode 0700.
+	// StateDir holds the store and the sockets. It is created mode
+	// 0700.
 	StateDir string
 	// ConfigPath is the YAML config file. A missing file means safe
 	// defaults until it appears; "" means defaults, no file.
@@ -118,6 +122,10 @@ type Config struct {
 	Executable string
 	// Ready, if set, is called once the host serves.
 	Ready func(Info)
+	// Limits are the console's and the admin socket's timeouts and
+	// connection caps (per remote IP on the console, per peer uid on the
+	// socket); zero fields mean connlimit.Defaults.
+	Limits connlimit.Limits
 
 	// wrap lets tests observe the store (audit appends).
 	wrap func(store.Store) store.Store
@@ -131,9 +139,6 @@ type Info struct {
 	ID         string
 	ConsoleURL string
 	Socket     string
-	TokenFile  string
-	// Token is set only when it was created by this start.
-	Token string
 }
 
 // Run runs the host until ctx is cancelled, then shuts it down in order.
@@ -178,10 +183,16 @@ type host struct {
 
 	console *web.Console
 	api     *localapi.Server
-	webLn   net.Listener
-	sockLn  net.Listener
-	socket  string
-	info    Info
+	// creds issues and checks login links, console sessions and API
+	// tokens (kept hashed in the store).
+	creds *credential.Service
+	// oldToken is set when this start removed a token file left by an
+	// older warden.
+	oldToken bool
+	webLn    net.Listener
+	sockLn   net.Listener
+	socket   string
+	info     Info
 }
 
 // start builds everything and opens the listeners; on error it undoes
@@ -289,10 +300,14 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: %w (a process an earlier host started is still alive; nothing is retried until it is gone)", err)
 	}
 
-	tokenFile := filepath.Join(state, TokenName)
-	token, created, err := web.EnsureToken(tokenFile)
-	if err != nil {
+	if h.oldToken, err = removeOldToken(filepath.Join(state, OldTokenName)); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
+	}
+	h.creds = &credential.Service{Store: h.db}
+	if n, err := h.creds.Purge(ctx); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	} else if n > 0 {
+		h.log.InfoContext(ctx, "forgot expired credentials", "count", n)
 	}
 
 	h.broker = broker.New(broker.Options{
@@ -337,7 +352,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	if h.console, err = web.New(web.Options{
-		Broker: h.broker, Store: h.st, Runner: h.runner, Token: token, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
+		Broker: h.broker, Store: h.st, Runner: h.runner, Credentials: h.creds, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
 		Cron: h.cron, CronStore: h.db, Board: h.db, Agent: h.agents.agent,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 		Warnings:   consoleWarnings(h.sandbox.Status()),
@@ -350,20 +365,20 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: web console: %w", err)
 	}
 	consoleURL := "http://" + h.webLn.Addr().String() + "/"
+	h.webLn = connlimit.New(h.webLn, connlimit.Options{Limits: cfg.Limits, Key: connlimit.RemoteIP, Refuse: connlimit.RefuseHTTP, Logger: cfg.Logger})
 	h.api = localapi.New(localapi.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Channel: h.console,
 		Cron: h.cron, CronStore: h.db,
 		Board: h.db, Dispatch: h.dispatch,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 		Console:    func(id string) string { return consoleURL + "pending#req-" + id },
+		ConsoleURL: consoleURL, Credentials: h.creds,
 		Peers: localapi.PeerPolicy{UID: os.Getuid(),
 			Boundary: ancestry.Boundary{Host: os.Getpid(), Groups: h.groups}},
-		Logger: cfg.Logger,
+		Logger: cfg.Logger, Limits: cfg.Limits,
 	})
-	h.info = Info{ID: h.id, ConsoleURL: consoleURL, Socket: h.socket, TokenFile: tokenFile}
-	if created {
-		h.info.Token = token
-	}
+	h.sockLn = h.api.Limit(h.sockLn)
+	h.info = Info{ID: h.id, ConsoleURL: consoleURL, Socket: h.socket}
 	h.banner(recovered)
 	return h, nil
 }
@@ -392,12 +407,16 @@ func (h *host) newCron(ctx context.Context) error {
 func (h *host) serve(ctx context.Context) error {
 	serveCtx, stopServe := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopServe(nil)
+	// Both servers cut slow and idle clients loose and cap connections
+	// per client and in all (connlimit): the console per remote IP, the
+	// admin socket per peer uid. The console's event stream and the
+	// socket's streams lift their own deadlines.
 	webSrv := &http.Server{
-		Handler:           h.console,
-		BaseContext:       func(net.Listener) context.Context { return serveCtx },
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(h.cfg.Logger.With("component", "web").Handler(), slog.LevelWarn),
+		Handler:     h.console,
+		BaseContext: func(net.Listener) context.Context { return serveCtx },
+		ErrorLog:    slog.NewLogLogger(h.cfg.Logger.With("component", "web").Handler(), slog.LevelWarn),
 	}
+	h.cfg.Limits.Apply(webSrv)
 	apiSrv := h.api.HTTPServer(serveCtx)
 
 	var wg sync.WaitGroup
@@ -487,11 +506,9 @@ func (h *host) banner(recovered int) {
 	fmt.Fprintf(w, "  state:   %s\n", h.cfg.StateDir)
 	fmt.Fprintf(w, "  config:  %s\n", h.pol.describe())
 	fmt.Fprintf(w, "  console: %s\n", h.info.ConsoleURL)
-	if h.info.Token != "" {
-		fmt.Fprintf(w, "  token:   %s\n", h.info.Token)
-		fmt.Fprintf(w, "           (new admin token, shown only this once; kept in %s, mode 0600)\n", h.info.TokenFile)
-	} else {
-		fmt.Fprintf(w, "  token:   in %s (mode 0600)\n", h.info.TokenFile)
+	fmt.Fprintln(w, "  login:   run `warden console` for a one-time login link; scripts: `warden token create --scope read`")
+	if h.oldToken {
+		fmt.Fprintln(w, "  note:    removed the admin token file an older warden left in the state directory: it no longer logs in")
 	}
 	fmt.Fprintf(w, "  socket:  %s (warden approvals, grants, exec, audit, cron, kanban)\n", h.socket)
 	fmt.Fprintf(w, "  cron:    %s; steps run in %s\n", plural(h.cronJobs, "job"), h.cronDir)
@@ -577,4 +594,20 @@ func (h *host) dropShell(ctx context.Context, session string) {
 	if err := h.shell.Reset(session); err != nil {
 		h.log.WarnContext(ctx, "drop shell state", "session", session, "err", err)
 	}
+}
+
+// removeOldToken deletes the console admin token file an older warden
+// kept in the state directory. It no longer authenticates anything
+// (the console takes login links and hashed API tokens only), and a
+// secret left on disk would only mislead. It reports whether there was
+// one.
+func removeOldToken(path string) (bool, error) {
+	err := os.Remove(path)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("remove the old admin token file: %w", err)
 }

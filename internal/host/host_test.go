@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,7 +186,7 @@ func TestRunStartsAndStops(t *testing.T) {
 		"state:   " + cfg.StateDir,
 		"config:  " + cfg.ConfigPath + " (not found; running with safe defaults",
 		"console: http://127.0.0.1:",
-		"(new admin token, shown only this once; kept in " + filepath.Join(cfg.StateDir, TokenName) + ", mode 0600)",
+		"login:   run `warden console` for a one-time login link",
 		"socket:  " + filepath.Join(cfg.StateDir, localapi.SocketName),
 		"cron:    0 jobs; steps run in " + filepath.Join(cfg.ScratchDir, CronDir) + "\n",
 	} {
@@ -193,7 +194,7 @@ func TestRunStartsAndStops(t *testing.T) {
 			t.Errorf("startup output lacks %q:\n%s", want, out)
 		}
 	}
-	for name, want := range map[string]os.FileMode{".": 0o700, TokenName: 0o600, localapi.SocketName: 0o600, DBName: 0o600} {
+	for name, want := range map[string]os.FileMode{".": 0o700, localapi.SocketName: 0o600, DBName: 0o600} {
 		fi, err := os.Stat(filepath.Join(cfg.StateDir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -213,11 +214,44 @@ func TestRunStartsAndStops(t *testing.T) {
 		t.Errorf("no stop line:\n%s", th.out.String())
 	}
 
-	// A second start keeps the token and says where it is.
+	if _, err := os.Stat(filepath.Join(cfg.StateDir, OldTokenName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a token file in the state directory: %v", err)
+	}
+
+	// An older warden's admin token file is removed at start, said so,
+	// and no longer logs in.
+	old := "5f0c" + strings.Repeat("ab", 30)
+	if err := os.WriteFile(filepath.Join(cfg.StateDir, OldTokenName), []byte(old+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	th2 := startHost(t, cfg)
-	if out := th2.out.String(); !strings.Contains(out, "token:   in "+filepath.Join(cfg.StateDir, TokenName)) || strings.Contains(out, "shown only this once") {
+	if out := th2.out.String(); !strings.Contains(out, "removed the admin token file an older warden left") || strings.Contains(out, old) {
 		t.Errorf("second start:\n%s", out)
 	}
+	if _, err := os.Stat(filepath.Join(cfg.StateDir, OldTokenName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the old token file is still there: %v", err)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, th2.info.ConsoleURL+"pending/list", nil)
+	req.Header.Set("Authorization", "Bearer "+old)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the old token as a bearer: %d, want 401", resp.StatusCode)
+	}
+}
+
+// apiToken creates an API token over the admin socket, as `warden token
+// create` does, and returns its secret.
+func (th *testHost) apiToken(t *testing.T, scopes ...string) string {
+	t.Helper()
+	tok, err := th.client.CreateToken(t.Context(), localapi.TokenRequest{Name: "test", Scopes: scopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.Token
 }
 
 func TestRunRefusesASecondHostOnOneStateDir(t *testing.T) {

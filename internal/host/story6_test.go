@@ -60,11 +60,7 @@ type console struct {
 }
 
 func newConsole(t *testing.T, th *testHost) *console {
-	tok, err := os.ReadFile(th.info.TokenFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &console{t: t, base: th.info.ConsoleURL, token: strings.TrimSpace(string(tok))}
+	return &console{t: t, base: th.info.ConsoleURL, token: th.apiToken(t, "admin")}
 }
 
 func (c *console) do(method, path string, form url.Values) (int, string) {

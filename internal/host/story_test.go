@@ -280,18 +280,14 @@ func (s *execStream) wait(kind string) (localapi.Event, error) {
 }
 
 // consolePending fetches the console's live pending list of session as
-// a script with the admin token would.
+// a script with a read token would.
 func consolePending(t *testing.T, th *testHost, session string) string {
 	t.Helper()
-	token, err := os.ReadFile(th.info.TokenFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, th.info.ConsoleURL+"pending/list?session="+session, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	req.Header.Set("Authorization", "Bearer "+th.apiToken(t, "read"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

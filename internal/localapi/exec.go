@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/wardenhq/warden/internal/owner"
@@ -97,10 +98,8 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func mustPeer(ctx context.Context) Peer {
-	p, _ := peerFrom(ctx)
-	return p
-}
+// mustPeer is the identity ServeHTTP proved for the request.
+func mustPeer(ctx context.Context) Identity { return identity(ctx) }
 
 // session creates the session's row on first use, and refuses a key
 // that belongs to another owner (a terminal session, a chat) or that has
@@ -151,13 +150,27 @@ type stream struct {
 	err error
 }
 
+// newStream starts a stream. The request's body has been read; a
+// stream lives longer than the server's read and write timeouts allow
+// an ordinary request (it waits for a human, then for a command), so it
+// lifts them: no read deadline (an expired one would end the request's
+// context and withdraw its question), and a write deadline per event,
+// so a client that stopped reading is cut off instead of holding the
+// connection.
 func newStream(w http.ResponseWriter) *stream {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return &stream{w: w, rc: http.NewResponseController(w), enc: enc}
+	return &stream{w: w, rc: rc, enc: enc}
 }
+
+// streamWriteTimeout bounds one event's write to a client that stopped
+// reading.
+const streamWriteTimeout = 30 * time.Second
 
 // send writes one event. Once the client is gone, later events are
 // dropped (the context has ended the work).
@@ -167,6 +180,7 @@ func (st *stream) send(e Event) {
 	if st.err != nil {
 		return
 	}
+	_ = st.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	if st.err = st.enc.Encode(e); st.err == nil {
 		st.err = st.rc.Flush()
 	}

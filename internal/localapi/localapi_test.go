@@ -24,6 +24,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if sock := os.Getenv(probeEnv); sock != "" {
+		os.Exit(probeMain(sock))
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -78,22 +81,30 @@ func serve(t *testing.T, s *Server) string {
 // socket and returns the status code and body.
 func raw(t *testing.T, socket, reqLines string) (int, string) {
 	t.Helper()
-	c, err := net.Dial("unix", socket)
+	status, body, err := rawRequest(socket, reqLines)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return status, body
+}
+
+func rawRequest(socket, reqLines string) (int, string, error) {
+	c, err := net.Dial("unix", socket)
+	if err != nil {
+		return 0, "", err
 	}
 	defer c.Close()
 	if _, err := fmt.Fprint(c, reqLines+"Connection: close\r\n\r\n"); err != nil {
-		t.Fatal(err)
+		return 0, "", err
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	var b strings.Builder
 	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
-	return resp.StatusCode, b.String()
+	return resp.StatusCode, b.String(), nil
 }
 
 func TestServeHTTPRefusesWhatABrowserSends(t *testing.T) {
@@ -147,7 +158,7 @@ func TestPeerPolicyPermit(t *testing.T) {
 		uid int
 		ok  bool
 	}{{1000, true}, {0, true}, {1001, false}, {65534, false}} {
-		if err := pp.Permit(Peer{UID: tt.uid, PID: os.Getpid()}); (err == nil) != tt.ok {
+		if _, err := pp.Permit(Peer{UID: tt.uid, PID: os.Getpid()}); (err == nil) != tt.ok {
 			t.Errorf("uid %d: %v", tt.uid, err)
 		}
 	}
@@ -303,11 +314,13 @@ func TestValidApproval(t *testing.T) {
 }
 
 func TestAnsweredBy(t *testing.T) {
-	p := Peer{UID: 4242}
-	if got := answeredBy("", p); got != "uid 4242" {
+	id := Identity{Peer: Peer{UID: 4242, PID: 17}, Outside: ancestry.Outside{PIDDepth: 1, Inodes: true}}
+	if got := answeredBy("", id); got != "uid 4242 pid 17 via admin socket, outside sandboxes" {
 		t.Errorf("no label: %q", got)
 	}
-	if got := answeredBy(" ops\x1b[31m ", p); got != "ops[31m via uid 4242" {
+	// The client's label follows the proof, as its own words: it can
+	// neither come first nor close the quote early.
+	if got := answeredBy(" ops\" \x1b[31m ", id); got != `uid 4242 pid 17 via admin socket, outside sandboxes (client says "ops [31m")` {
 		t.Errorf("label: %q", got)
 	}
 }
@@ -363,7 +376,7 @@ func self() ancestry.Boundary { return ancestry.Boundary{Host: os.Getpid()} }
 
 func TestPeerPolicyBoundary(t *testing.T) {
 	// The zero Boundary refuses every peer: it knows no host.
-	if err := (PeerPolicy{UID: os.Getuid()}).Permit(Peer{UID: os.Getuid(), PID: os.Getpid()}); err == nil {
+	if _, err := (PeerPolicy{UID: os.Getuid()}).Permit(Peer{UID: os.Getuid(), PID: os.Getpid()}); err == nil {
 		t.Error("zero boundary admitted a peer")
 	}
 	// A child of the host is an agent's process.
@@ -373,7 +386,7 @@ func TestPeerPolicyBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	err := PeerPolicy{UID: os.Getuid(), Boundary: self()}.Permit(Peer{UID: os.Getuid(), PID: cmd.Process.Pid})
+	_, err := PeerPolicy{UID: os.Getuid(), Boundary: self()}.Permit(Peer{UID: os.Getuid(), PID: cmd.Process.Pid})
 	if !errors.Is(err, ancestry.ErrAgentProcess) {
 		t.Errorf("child of the host: %v, want ErrAgentProcess", err)
 	}

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os/user"
 	"strconv"
 
 	"github.com/wardenhq/warden/internal/ancestry"
+	"github.com/wardenhq/warden/internal/connlimit"
 )
 
 // Peer is the process on the other end of a socket connection, as the
@@ -17,15 +17,31 @@ type Peer struct {
 	UID int
 	GID int
 	PID int
+	// conn is the connection, for a handle on the peer process
+	// (SO_PEERPIDFD); nil in tests that make a Peer by hand.
+	conn *net.UnixConn
 }
 
-// String names the peer for audit records: "alice (uid 1000)".
+// String names the peer by what the kernel reported: "uid 1000 pid
+// 4242".
 func (p Peer) String() string {
-	uid := strconv.Itoa(p.UID)
-	if u, err := user.LookupId(uid); err == nil && u.Username != "" {
-		return u.Username + " (uid " + uid + ")"
-	}
-	return "uid " + uid
+	return "uid " + strconv.Itoa(p.UID) + " pid " + strconv.Itoa(p.PID)
+}
+
+// Identity is a peer as PeerPolicy.Permit proved it: the kernel's
+// credentials of the process that connected to the admin socket, and
+// that it runs outside every tool sandbox (in the host's own
+// namespaces). It is what answers and changes are recorded as — never a
+// name the client chose.
+type Identity struct {
+	Peer
+	Outside ancestry.Outside
+}
+
+// String is the identity for audit records: "uid 1000 pid 4242 via
+// admin socket, outside sandboxes".
+func (id Identity) String() string {
+	return id.Peer.String() + " via admin socket, " + id.Outside.String()
 }
 
 // errNoPeer is what a connection without verified credentials carries:
@@ -45,7 +61,7 @@ type peerResult struct {
 // on it (http.Server.ConnContext): identity comes from the connection,
 // at the edge.
 func connContext(ctx context.Context, c net.Conn) context.Context {
-	uc, ok := c.(*net.UnixConn)
+	uc, ok := connlimit.Unwrap(c).(*net.UnixConn)
 	if !ok {
 		return context.WithValue(ctx, peerKey{}, peerResult{err: fmt.Errorf("%w: not a unix socket connection", errNoPeer)})
 	}
@@ -53,6 +69,7 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	if err != nil {
 		return context.WithValue(ctx, peerKey{}, peerResult{err: fmt.Errorf("%w: %w", errNoPeer, err)})
 	}
+	p.conn = uc
 	return context.WithValue(ctx, peerKey{}, peerResult{peer: p})
 }
 
@@ -70,22 +87,58 @@ func peerFrom(ctx context.Context) (Peer, error) {
 type PeerPolicy struct {
 	// UID is the host's own uid; that user and root are admitted.
 	UID int
-	// Boundary refuses a process that descends from the host: a tool
-	// run, a kanban worker or anything they started (invariant 11). The
-	// zero Boundary refuses every peer.
+	// Boundary refuses a process that runs in a tool sandbox (another
+	// PID, mount or user namespace than the host's) and, as defence in
+	// depth, one that descends from the host: a tool run, a kanban
+	// worker or anything they started (invariant 11). The zero Boundary
+	// refuses every peer.
 	Boundary ancestry.Boundary
 }
 
-// Permit is the one check every connection passes before a handler
-// runs: the host's own uid or root, and then a process that does not
-// descend from the host (its ancestry in /proc, and the host's worker
-// and tool-run process groups).
-func (pp PeerPolicy) Permit(p Peer) error {
+// Permit is the one check every request passes before a handler runs:
+// the host's own uid or root; a process in the host's own namespaces,
+// so outside every tool sandbox (a proof that does not rest on
+// ancestry: a detached process is judged the same); not a descendant
+// of the host, nor in one of its worker or tool-run process groups
+// (the /proc walk, kept as defence in depth); and, where the kernel
+// gives a handle on the peer process, that very process still running
+// once all this was read from /proc, so no check was about a later
+// process that reused its pid. It returns what was proven.
+func (pp PeerPolicy) Permit(p Peer) (Identity, error) {
 	if p.UID != pp.UID && p.UID != 0 {
-		return fmt.Errorf("uid %d may not use this host's admin API (only uid %d and root)", p.UID, pp.UID)
+		return Identity{}, fmt.Errorf("uid %d may not use this host's admin API (only uid %d and root)", p.UID, pp.UID)
+	}
+	var pidfd *ancestry.Pidfd
+	if p.conn != nil {
+		var err error
+		switch pidfd, err = ancestry.PeerPidfd(p.conn); {
+		case errors.Is(err, ancestry.ErrNoPidfd):
+		case err != nil:
+			return Identity{}, fmt.Errorf("admin boundary: %w", err)
+		default:
+			defer pidfd.Close()
+		}
+	}
+	out, err := pp.Boundary.Outside(p.PID, p.UID == 0)
+	if err != nil {
+		return Identity{}, fmt.Errorf("a sandboxed process may not use this host's admin API: %w", err)
 	}
 	if err := pp.Boundary.Check(p.PID); err != nil {
-		return fmt.Errorf("an agent's process may not use this host's admin API: %w", err)
+		return Identity{}, fmt.Errorf("an agent's process may not use this host's admin API: %w", err)
 	}
-	return nil
+	if pidfd != nil {
+		if err := pidfd.Alive(); err != nil {
+			return Identity{}, fmt.Errorf("admin boundary: %w", err)
+		}
+	}
+	return Identity{Peer: p, Outside: out}, nil
+}
+
+// identityKey is the context key of the identity ServeHTTP proved.
+type identityKey struct{}
+
+// identity returns the identity ServeHTTP proved for the request.
+func identity(ctx context.Context) Identity {
+	id, _ := ctx.Value(identityKey{}).(Identity)
+	return id
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,7 +13,10 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/connlimit"
+	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/jsonbody"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
@@ -42,6 +44,12 @@ type Options struct {
 	// Console returns the web console's address for a pending request,
 	// where its human answers; nil or "" means none is known.
 	Console func(requestID string) string
+	// ConsoleURL is the console's base URL ("http://127.0.0.1:7878/"),
+	// which login links are made from; Credentials issues them and API
+	// tokens. With Credentials nil the /v1/console and /v1/tokens
+	// endpoints answer 503.
+	ConsoleURL  string
+	Credentials *credential.Service
 	// Channel is the answer channel of web sessions: the host's web
 	// console, where their human answers. Nil means a channel named
 	// "web" (answers then come through this API only).
@@ -60,7 +68,10 @@ type Options struct {
 	// 503.
 	ShellReset func(ctx context.Context, key string) error
 	// Peers admits local processes; the zero value admits root only.
-	Peers  PeerPolicy
+	Peers PeerPolicy
+	// Limits are the server's timeouts (HTTPServer) and the caps of
+	// Listen's listener; zero fields mean connlimit.Defaults.
+	Limits connlimit.Limits
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -100,21 +111,31 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("POST /v1/sessions/{key}/reset", s.resetSession)
 	s.cronRoutes()
 	s.kanbanRoutes()
+	s.credentialRoutes()
 	return s
 }
 
 // HTTPServer returns an http.Server for the socket: each connection's
-// peer credentials are bound to its requests (ConnContext), and every
+// peer credentials are bound to its requests (ConnContext), every
 // request's context derives from base, so cancelling base (with a
-// cause) stops running commands.
+// cause) stops running commands, and the timeouts are Options.Limits'
+// (streams lift theirs: see newStream). Serve it on Limit(listener).
 func (s *Server) HTTPServer(base context.Context) *http.Server {
-	return &http.Server{
-		Handler:           s,
-		ConnContext:       connContext,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	srv := &http.Server{
+		Handler:     s,
+		ConnContext: connContext,
+		BaseContext: func(net.Listener) context.Context { return base },
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	s.o.Limits.Apply(srv)
+	return srv
+}
+
+// Limit wraps the admin socket's listener with the connection caps: in
+// all and per peer uid (Options.Limits); a connection over a cap gets a
+// 503 and is closed.
+func (s *Server) Limit(ln net.Listener) net.Listener {
+	return connlimit.New(ln, connlimit.Options{Limits: s.o.Limits, Key: connlimit.PeerUID, Refuse: connlimit.RefuseHTTP, Logger: s.o.Logger})
 }
 
 // ServeHTTP refuses what a browser could send and any peer the policy
@@ -134,14 +155,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := peerFrom(r.Context())
+	var id Identity
 	if err == nil {
-		err = s.o.Peers.Permit(p)
+		id, err = s.o.Peers.Permit(p)
 	}
 	if err != nil {
-		s.log.WarnContext(r.Context(), "refused peer", "err", err)
+		s.log.WarnContext(r.Context(), "refused peer", "peer", p.String(), "err", err)
 		writeError(w, http.StatusForbidden, err.Error())
 		return
 	}
+	r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	s.mux.ServeHTTP(w, r)
 }
@@ -234,8 +257,7 @@ func (s *Server) deny(w http.ResponseWriter, r *http.Request) {
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, a broker.Answer, label string) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	p, _ := peerFrom(ctx) // ServeHTTP admitted it
-	a.By, a.Surface = answeredBy(label, p), Surface
+	a.By, a.Surface = answeredBy(label, identity(ctx)), Surface
 	// A request past its deadline is over even if the waiter's timer has
 	// not fired yet: refuse rather than race it into "approved".
 	cur, err := s.o.Store.GetRequest(ctx, id)
@@ -272,22 +294,24 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, a broker.Answer,
 	writeJSON(w, http.StatusOK, resultOf(ended))
 }
 
-// answeredBy is who answered, for the audit record: the identity read
-// from the socket, with the client's label beside it when it gave one.
-func answeredBy(label string, p Peer) string {
+// answeredBy is who answered, for the audit record: the identity
+// ServeHTTP proved ("uid 1000 pid 4242 via admin socket, outside
+// sandboxes"), and after it, marked as the client's own words, the label
+// it gave, if any. The label is never what the record rests on.
+func answeredBy(label string, id Identity) string {
 	label = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 || r == 0x7f || r == '"' {
 			return -1
 		}
 		return r
 	}, strings.TrimSpace(label))
 	if len(label) > 64 {
-		label = label[:64]
+		label = strings.ToValidUTF8(label[:64], "")
 	}
 	if label == "" {
-		return p.String()
+		return id.String()
 	}
-	return label + " via " + p.String()
+	return id.String() + ` (client says "` + label + `")`
 }
 
 // LateMessage says how an ended request ended, for an answer that came
@@ -421,12 +445,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err err
 	writeError(w, http.StatusInternalServerError, op+": "+err.Error())
 }
 
-// decode reads a JSON body strictly; an empty body is the zero value.
+// decode reads a JSON body strictly (jsonbody: one value, then the
+// end; no unknown field; at most maxBody bytes); a bad body is answered
+// 400 (413 when too large) with what is wrong.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		writeError(w, http.StatusBadRequest, "bad request body: "+err.Error())
+	if err := jsonbody.Decode(w, r, v, maxBody); err != nil {
+		status := http.StatusBadRequest
+		if be, ok := errors.AsType[*jsonbody.Error](err); ok {
+			status = be.Status
+		}
+		writeError(w, status, err.Error())
 		return false
 	}
 	return true

@@ -172,6 +172,13 @@ func (m *Manager) Call(ctx context.Context, o owner.Owner, server, tool string, 
 		params.Arguments = map[string]any{}
 	}
 	res, err := s.cs.CallTool(ctx, params)
+	if err == nil && ctx.Err() != nil {
+		// The session closed (CloseOwner, Close) while the call ran: a
+		// result that raced the close, such as a server's answer to a
+		// question cancelled by the close, belongs to an owner that is
+		// gone and is not reported as the call's outcome.
+		err = ErrClosed
+	}
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			err = fmt.Errorf("%w (%w)", err, cause)

@@ -377,7 +377,7 @@ func TestAskClientFails(t *testing.T) {
 	}
 	rid, _ := id.Load().(string)
 	r, err := h.db.GetRequest(t.Context(), rid)
-	if err != nil || r.State != store.Denied || !strings.Contains(r.Reason, "the question could not be put to test-agent") || !strings.HasPrefix(r.By, "mcp client test-agent") {
+	if err != nil || r.State != store.Denied || !strings.Contains(r.Reason, "the question could not be put to test-agent") || !strings.HasPrefix(r.By, "uid ") || !strings.Contains(r.By, `via admin socket, outside sandboxes (client says "mcp client test-agent")`) {
 		t.Errorf("request %q: %+v, %v; want denied for the failed question", rid, r, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {

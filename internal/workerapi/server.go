@@ -22,6 +22,8 @@ import (
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/board"
+	"github.com/wardenhq/warden/internal/connlimit"
+	"github.com/wardenhq/warden/internal/jsonbody"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
@@ -195,7 +197,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		var req Request
-		if err := json.Unmarshal(line, &req); err != nil {
+		if err := jsonbody.Unmarshal(line, &req); err != nil {
 			cn.reply(Response{Code: CodeBadRequest, Error: "malformed request: " + err.Error()})
 			return
 		}
@@ -369,7 +371,7 @@ func (cn *conn) hello(req Request) Response {
 // checkPeer admits only the worker process the dispatcher spawned for
 // run (or its descendants), running as this user.
 func (cn *conn) checkPeer(run store.TaskRun) error {
-	uc, ok := cn.c.(*net.UnixConn)
+	uc, ok := connlimit.Unwrap(cn.c).(*net.UnixConn)
 	if !ok {
 		return errors.New("not a unix socket connection")
 	}

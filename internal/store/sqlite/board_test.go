@@ -10,3 +10,7 @@ import (
 func TestBoardConformance(t *testing.T) {
 	storetest.RunBoard(t, func(t *testing.T) store.BoardStore { return openTest(t) })
 }
+
+func TestCredentialsConformance(t *testing.T) {
+	storetest.RunCredentials(t, func(t *testing.T) store.Credentials { return openTest(t) })
+}

@@ -1,37 +1,26 @@
 package web
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/internal/credential"
+	"github.com/wardenhq/warden/internal/store"
 )
 
-// Cookie names.
-const (
-	sessionCookie = "warden_session"
-	// loginCookie carries the login form's double-submit CSRF token.
-	loginCookie = "warden_login"
-)
+// sessionCookie carries a console session's secret.
+const sessionCookie = "warden_session"
 
-// loginSession is one browser login, kept server-side.
-type loginSession struct {
-	csrf    string
-	expires time.Time
-	flash   *flash
-}
+// maxFlashes bounds the notices kept for sessions that never come back
+// for theirs.
+const maxFlashes = 1024
 
 // flash is a one-shot notice shown on the next page.
 type flash struct {
@@ -39,93 +28,61 @@ type flash struct {
 	Text string
 }
 
-// authn is how a request authenticated: a browser session (with its CSRF
-// token) or the bearer token (a script; no CSRF token needed, because a
-// browser never attaches an Authorization header by itself).
+// authn is how a request authenticated: a browser's console session
+// (with its CSRF token) or an API token (a script; no CSRF token
+// needed, because a browser never attaches an Authorization header by
+// itself).
 type authn struct {
-	session *loginSession
-	key     [32]byte
+	cred  store.Credential
+	csrf  string // a console session's; "" for a token
+	token bool
 }
 
-// bearer reports whether the request authenticated with the bearer token.
-func (a *authn) bearer() bool { return a.session == nil }
+// bearer reports whether the request authenticated with an API token.
+func (a *authn) bearer() bool { return a.token }
 
-// digest is the SHA-256 of a secret; secrets are compared as digests so
-// the comparison is constant-time whatever their lengths.
-func digest(s string) []byte {
-	d := sha256.Sum256([]byte(s))
-	return d[:]
+// allows reports whether the credential may do what needs scope: a
+// console session (the operator's own login) may do everything, a
+// token what its scopes say.
+func (a *authn) allows(need credential.Scope) bool {
+	return !a.token || credential.Allows(a.cred.Scopes, need)
 }
 
-// randomToken returns n random bytes, base64url-encoded.
-func randomToken(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+// by is who answers and changes things with this credential, as it was
+// proven: the console session and the login link it came from, or the
+// API token.
+func (a *authn) by() string { return credential.Describe(a.cred) }
 
-// EnsureToken returns the admin token stored at path, creating it (32
-// random bytes, hex; the file mode 0600, parent directories 0700) if the
-// file does not exist. created tells the host to print it once.
-func EnsureToken(path string) (token string, created bool, err error) {
-	tok, err := readToken(path)
-	if err == nil {
-		return tok, false, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", false, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", false, fmt.Errorf("create token: %w", err)
-	}
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	tok = hex.EncodeToString(b)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", false, fmt.Errorf("create token: %w", err)
-	}
-	if _, err := f.WriteString(tok + "\n"); err != nil {
-		f.Close()
-		return "", false, fmt.Errorf("create token: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return "", false, fmt.Errorf("create token: %w", err)
-	}
-	return tok, true, nil
-}
-
-// tokenOK compares a presented token with the admin token in constant
-// time.
-func (c *Console) tokenOK(presented string) bool {
-	return subtle.ConstantTimeCompare(digest(presented), c.token) == 1
-}
-
-// authenticate returns how r authenticated, or nil.
+// authenticate returns how r authenticated, or nil. A store failure is
+// logged and refuses the request (fail closed).
 func (c *Console) authenticate(r *http.Request) *authn {
 	if tok, ok := bearerToken(r); ok {
-		if c.tokenOK(tok) {
-			return &authn{}
+		cr, err := c.o.Credentials.Token(r.Context(), tok)
+		if err != nil {
+			c.authFailed(r, "api token", err)
+			return nil // a wrong bearer token is not rescued by a cookie
 		}
-		return nil // a wrong bearer token is not rescued by a cookie
+		return &authn{cred: cr, token: true}
 	}
 	ck, err := r.Cookie(sessionCookie)
 	if err != nil || ck.Value == "" {
 		return nil
 	}
-	key := sha256.Sum256([]byte(ck.Value))
-	now := c.o.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.sessions[key]
-	if !ok {
+	cr, err := c.o.Credentials.Session(r.Context(), ck.Value)
+	if err != nil {
+		c.authFailed(r, "console session", err)
 		return nil
 	}
-	if !now.Before(s.expires) {
-		delete(c.sessions, key)
-		return nil
+	return &authn{cred: cr, csrf: credential.CSRF(ck.Value)}
+}
+
+// authFailed logs a refused credential; never the secret.
+func (c *Console) authFailed(r *http.Request, what string, err error) {
+	if errors.Is(err, credential.ErrInvalid) {
+		c.log.InfoContext(r.Context(), "refused "+what, "remote", r.RemoteAddr, "reason", err)
+		return
 	}
-	return &authn{session: s, key: key}
+	c.log.ErrorContext(r.Context(), "check "+what, "remote", r.RemoteAddr, "err", err)
 }
 
 // bearerToken returns the request's bearer token, if it presents one.
@@ -138,11 +95,12 @@ func bearerToken(r *http.Request) (string, bool) {
 	return strings.TrimSpace(tok), true
 }
 
-// authed wraps a handler that needs the admin token. A browser without a
-// session is sent to the login page (pages) or refused (fragments,
-// streams, posts); a POST from a browser session must carry its CSRF
-// token.
-func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *authn)) http.Handler {
+// authed wraps a handler that needs a login or a token with scope need.
+// A browser without a session is sent to the login page (pages) or
+// refused (fragments, streams, posts); a POST from a browser session
+// must carry its CSRF token; a token whose scopes fall short is
+// refused.
+func (c *Console) authed(need credential.Scope, h func(http.ResponseWriter, *http.Request, *authn)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := c.authenticate(r)
 		if a == nil {
@@ -151,11 +109,16 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *authn)) htt
 				return
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
-			http.Error(w, "login required", http.StatusUnauthorized)
+			http.Error(w, "login required: run `warden console` for a login link, or use an API token (warden token create)", http.StatusUnauthorized)
+			return
+		}
+		if !a.allows(need) {
+			c.log.WarnContext(r.Context(), "refused token scope", "token", a.cred.ID, "scopes", a.cred.Scopes, "need", need, "path", r.URL.Path)
+			http.Error(w, fmt.Sprintf("this token's scopes (%s) do not allow this: it needs %s", strings.Join(a.cred.Scopes, ","), need), http.StatusForbidden)
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !a.bearer() {
-			if !c.csrfOK(r, a.session) {
+			if !csrfOK(r, a) {
 				c.log.WarnContext(r.Context(), "refused post without CSRF token", "path", r.URL.Path)
 				http.Error(w, "missing or wrong CSRF token; reload the page", http.StatusForbidden)
 				return
@@ -177,15 +140,12 @@ func wantsPage(r *http.Request) bool {
 
 // csrfOK checks a POST's CSRF token (form field "csrf" or header
 // X-CSRF-Token) against its session's.
-func (c *Console) csrfOK(r *http.Request, s *loginSession) bool {
+func csrfOK(r *http.Request, a *authn) bool {
 	got := r.Header.Get("X-CSRF-Token")
 	if got == "" {
 		got = r.PostFormValue("csrf")
 	}
-	c.mu.Lock()
-	want := s.csrf
-	c.mu.Unlock()
-	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+	return got != "" && a.csrf != "" && subtle.ConstantTimeCompare([]byte(got), []byte(a.csrf)) == 1
 }
 
 // hostAllowed reports whether r's Host header names this console: the
@@ -221,8 +181,8 @@ func (c *Console) hostAllowed(r *http.Request) bool {
 	return false
 }
 
-// loginPage shows the token form, setting the double-submit cookie the
-// form must echo.
+// loginPage says how to log in: with a one-time link from `warden
+// console`. There is nothing to type here, so nothing to phish.
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	if a := c.authenticate(r); a != nil && !a.bearer() {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
@@ -232,61 +192,50 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	tok := randomToken(24)
-	http.SetCookie(w, &http.Cookie{
-		Name: loginCookie, Value: tok, Path: "/login", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 3600,
-	})
 	var fl *flash
 	if msg != "" {
 		fl = &flash{Kind: "error", Text: msg}
 	}
-	c.render(w, r, status, "login", page{
-		Title: "Log in", Flash: fl, CSRF: tok,
-		Data: struct{ Next string }{safeNext(r.FormValue("next"))},
-	})
+	c.render(w, r, status, "login", page{Title: "Log in", Flash: fl})
 }
 
-// login checks the posted token and starts a session.
-func (c *Console) login(w http.ResponseWriter, r *http.Request) {
-	ck, err := r.Cookie(loginCookie)
-	form := r.PostFormValue("csrf")
-	if err != nil || form == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(form)) != 1 {
-		c.log.WarnContext(r.Context(), "refused login without CSRF token", "remote", r.RemoteAddr)
-		http.Error(w, "missing or wrong CSRF token; reload the login page", http.StatusForbidden)
+// useLink is GET /login/{secret}: a one-time login link. It is used
+// (once: a second visit is refused), a console session starts, and the
+// browser is sent on to the pending page, so the link leaves the
+// address bar. The secret is never logged.
+func (c *Console) useLink(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s, err := c.o.Credentials.Login(r.Context(), r.PathValue("secret"), r.RemoteAddr)
+	switch {
+	case errors.Is(err, credential.ErrInvalid):
+		c.log.WarnContext(r.Context(), "refused login link", "remote", r.RemoteAddr)
+		c.renderLogin(w, r, http.StatusForbidden, "This login link is not valid: it was used already, has expired or was revoked. Run `warden console` on the host's machine for a new one.")
+		return
+	case err != nil:
+		c.log.ErrorContext(r.Context(), "login", "remote", r.RemoteAddr, "err", err)
+		c.renderLogin(w, r, http.StatusInternalServerError, "The login failed (store error). Run `warden console` for a new link and try again.")
 		return
 	}
-	if !c.tokenOK(strings.TrimSpace(r.PostFormValue("token"))) {
-		c.log.WarnContext(r.Context(), "failed login", "remote", r.RemoteAddr)
-		c.renderLogin(w, r, http.StatusUnauthorized, "That is not the admin token.")
-		return
-	}
-	val := randomToken(32)
-	s := &loginSession{csrf: randomToken(32), expires: c.o.Now().Add(c.o.SessionTTL)}
-	now := c.o.Now()
-	c.mu.Lock()
-	for k, old := range c.sessions { // forget logins that lapsed
-		if !now.Before(old.expires) {
-			delete(c.sessions, k)
-		}
-	}
-	c.sessions[sha256.Sum256([]byte(val))] = s
-	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: val, Path: "/", HttpOnly: true,
+		Name: sessionCookie, Value: s.Secret, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
-		MaxAge: int(c.o.SessionTTL / time.Second),
+		MaxAge: int(time.Until(s.Expires) / time.Second),
 	})
-	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/login", MaxAge: -1})
-	c.log.InfoContext(r.Context(), "login", "remote", r.RemoteAddr)
-	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
+	c.log.InfoContext(r.Context(), "login", "session", s.ID, "link", s.Parent, "remote", r.RemoteAddr)
+	http.Redirect(w, r, "/pending", http.StatusSeeOther)
 }
 
-// logout ends the browser session.
+// logout ends the browser session: it is revoked in the store, so the
+// cookie is worthless even if it was copied.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, a *authn) {
 	if !a.bearer() {
+		if err := c.o.Credentials.Revoke(r.Context(), store.ConsoleSession, a.cred.ID); err != nil {
+			c.log.ErrorContext(r.Context(), "logout", "session", a.cred.ID, "err", err)
+			http.Error(w, "logout failed (store error); try again", http.StatusInternalServerError)
+			return
+		}
 		c.mu.Lock()
-		delete(c.sessions, a.key)
+		delete(c.flashes, a.cred.ID)
 		c.mu.Unlock()
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: "/", MaxAge: -1})
@@ -307,8 +256,11 @@ func (c *Console) setFlash(a *authn, kind, text string) {
 		return
 	}
 	c.mu.Lock()
-	a.session.flash = &flash{Kind: kind, Text: text}
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	if len(c.flashes) >= maxFlashes {
+		clear(c.flashes)
+	}
+	c.flashes[a.cred.ID] = &flash{Kind: kind, Text: text}
 }
 
 // takeFlash returns and clears the session's notice.
@@ -318,20 +270,13 @@ func (c *Console) takeFlash(a *authn) *flash {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f := a.session.flash
-	a.session.flash = nil
+	f := c.flashes[a.cred.ID]
+	delete(c.flashes, a.cred.ID)
 	return f
 }
 
 // csrfOf returns the session's CSRF token for forms.
-func (c *Console) csrfOf(a *authn) string {
-	if a.bearer() {
-		return ""
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return a.session.csrf
-}
+func (c *Console) csrfOf(a *authn) string { return a.csrf }
 
 // done answers a state-changing POST: a browser is sent back to a page
 // with the notice; a script gets the notice as text with status.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -42,24 +41,12 @@ func fillPending(tb testing.TB, f *fixture, n int) {
 	}
 }
 
-// sessionCookie logs in through the handler and returns the session
-// cookie.
+// sessionCookie logs in through the handler with a one-time link and
+// returns the session cookie.
 func (f *fixture) sessionCookie(tb testing.TB) *http.Cookie {
 	tb.Helper()
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/login", nil)
-	f.console.ServeHTTP(rec, req)
-	var login *http.Cookie
-	for _, ck := range rec.Result().Cookies() {
-		if ck.Name == loginCookie {
-			login = ck
-		}
-	}
-	rec = httptest.NewRecorder()
-	req = httptest.NewRequest(http.MethodPost, "http://127.0.0.1/login",
-		strings.NewReader(url.Values{"csrf": {login.Value}, "token": {testToken}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(login)
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+f.loginLink(), nil)
 	f.console.ServeHTTP(rec, req)
 	for _, ck := range rec.Result().Cookies() {
 		if ck.Name == sessionCookie {

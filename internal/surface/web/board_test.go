@@ -18,7 +18,7 @@ import (
 func TestBoardPage(t *testing.T) {
 	f := newFixture(t, fixtureOptions{board: true})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	ctx := t.Context()
 
 	p := c.get("/board")
@@ -92,7 +92,7 @@ func TestBoardPage(t *testing.T) {
 func TestBoardUnavailable(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	if p := c.get("/board"); !strings.Contains(p.body, "not available") {
 		t.Errorf("board without a store: %s", p.body)
 	}

@@ -84,15 +84,16 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	return s
 }
 
-// loginAndWatch logs in through the form and waits on the pending page
-// until the event stream is connected and nothing is pending.
+// loginAndWatch opens the pending page (sent to the login page, which
+// says how to get a link), then a one-time login link as `warden
+// console` prints it, and waits on the pending page until the event
+// stream is connected and nothing is pending.
 func loginAndWatch(t *testing.T, ctx context.Context, f *fixture) {
 	t.Helper()
 	step(t, ctx, "log in",
 		chromedp.Navigate(f.srv.URL+"/pending"),
-		chromedp.WaitVisible(chromedp.CSS("#token")), // redirected to the login form
-		chromedp.SendKeys(chromedp.CSS("#token"), testToken),
-		chromedp.Click(chromedp.CSS("form.login button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("pre.cmd")), // redirected to the login page
+		chromedp.Navigate(f.srv.URL+f.loginLink()),
 		chromedp.WaitVisible(chromedp.CSS("#pending p.empty")),
 		chromedp.WaitVisible(chromedp.CSS("#live")), // the event stream is open
 	)

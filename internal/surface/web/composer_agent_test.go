@@ -64,7 +64,7 @@ func TestComposerAgentSafeCommand(t *testing.T) {
 	m := newFakeModel(t, terminalModel)
 	f := newFixture(t, fixtureOptions{agent: true, model: m.client()})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	c.follow("/sessions", url.Values{"key": {"talk"}})
 	if p := c.get("/sessions/talk").body; !strings.Contains(p, `placeholder="Ask the agent, or !command to run a shell command"`) {
 		t.Errorf("composer placeholder: %s", p)
@@ -143,7 +143,7 @@ func TestComposerAgentApproval(t *testing.T) {
 			m := newFakeModel(t, terminalModel)
 			f := newFixture(t, fixtureOptions{agent: true, model: m.client()})
 			c := f.client()
-			c.login(testToken)
+			c.login()
 			c.follow("/sessions", url.Values{"key": {"danger"}})
 			victim := filepath.Join(f.dir, "victim")
 			must(t, os.MkdirAll(filepath.Join(victim, "sub"), 0o755), "mkdir")
@@ -220,7 +220,7 @@ func TestComposerNoModel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.fo)
 			c := f.client()
-			c.login(testToken)
+			c.login()
 			c.follow("/sessions", url.Values{"key": {"quiet"}})
 			page := html.UnescapeString(c.get("/sessions/quiet").body)
 			if !strings.Contains(page, "No model configured: set llm.base_url and llm.model in the config file (README: Agents).") {
@@ -250,7 +250,7 @@ func TestComposerAgentModelDown(t *testing.T) {
 	m := newFakeModel(t, func(int, chatRequest) modelTurn { return modelTurn{Status: http.StatusBadGateway} })
 	f := newFixture(t, fixtureOptions{agent: true, model: m.client()})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	c.follow("/sessions", url.Values{"key": {"down"}})
 	c.bearerPost("/sessions/down/run", url.Values{"line": {"<b>hello</b>"}})
 	eventually(t, "run in error", func() (bool, string) {
@@ -268,7 +268,7 @@ func TestCloseWithdrawsAgentRuns(t *testing.T) {
 	m := newFakeModel(t, terminalModel)
 	f := newFixture(t, fixtureOptions{agent: true, model: m.client()})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	c.follow("/sessions", url.Values{"key": {"closing"}})
 	c.bearerPost("/sessions/closing/run", url.Values{"line": {"run: rm -rf ./nothing"}})
 	var id string

@@ -10,12 +10,18 @@
 //
 // # Security
 //
-// Everything but the login page and the static files needs the admin
-// token: either a session cookie got by posting the token to /login
-// (HttpOnly, SameSite=Strict, server-side session) or, for scripts,
-// "Authorization: Bearer TOKEN". Tokens are compared in constant time.
-// Every state-changing form carries the session's CSRF token, and POSTs
-// without it are refused; the login form uses a double-submit cookie.
+// Everything but the login page, login links and the static files needs
+// a credential (internal/credential; none is kept in a file): either a
+// console session cookie (HttpOnly, SameSite=Strict), which a one-time
+// login link from `warden console` sets (GET /login/{secret}: used once,
+// within minutes), or, for scripts, "Authorization: Bearer TOKEN" with
+// an API token from `warden token create`, whose scopes (read, approve,
+// admin) bound what it may do. The store keeps only the secrets'
+// hashes; a session or token is checked against it on every request, so
+// a revocation holds at once. Every state-changing form carries the
+// session's CSRF token (derived from the session's secret), and POSTs
+// without it are refused. Answers and changes are recorded with the
+// credential that proved them (credential.Describe).
 // Cross-origin POSTs are refused (Sec-Fetch-Site / Origin), and so is any
 // request whose Host header is not the address the connection arrived
 // on, a loopback name, or a host configured in Options.Hosts, so a DNS
@@ -65,7 +71,7 @@
 //
 // # Routes
 //
-//	GET  /login, POST /login, POST /logout
+//	GET  /login, GET /login/{secret} (a one-time link), POST /logout
 //	GET  /pending[?session=K]        pending requests (live)
 //	GET  /pending/list               the live fragment
 //	POST /pending/{id}/answer        decision=once|session|always|deny, grain=exact|prefix, pattern, reason;
@@ -95,13 +101,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
@@ -121,10 +126,6 @@ const SurfaceName = "web"
 // Platform is the gateway platform of the console's own sessions: a
 // command typed in a session's composer runs as gateway:web/KEY.
 const Platform = "web"
-
-// AnsweredBy is recorded as who answered from the console: whoever holds
-// the admin token.
-const AnsweredBy = "admin"
 
 // Broker is what the console needs from the broker.
 type Broker interface {
@@ -176,10 +177,9 @@ type Options struct {
 	// Board is the kanban board's store for the board page; nil means
 	// the page says the board is not available.
 	Board store.BoardStore
-	// Token is the admin token. If empty, it is read from TokenFile,
-	// which must not be readable by group or others.
-	Token     string
-	TokenFile string
+	// Credentials checks console sessions and API tokens, and uses
+	// login links.
+	Credentials *credential.Service
 	// Hosts are extra Host header values to accept (a name the console
 	// is reached by through a reverse proxy), as "host" or "host:port".
 	// The address a connection arrived on and loopback names are always
@@ -194,14 +194,21 @@ type Options struct {
 	// Warnings are standing banners shown on every page (the sandbox is
 	// off or unavailable).
 	Warnings []string
-	// SessionTTL bounds a login; zero means 12 hours.
-	SessionTTL time.Duration
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// StreamLifetime bounds one event stream (the page reconnects);
+	// zero means DefaultStreamLifetime. MaxStreams bounds the streams
+	// one session or token holds open at once; zero means
+	// DefaultMaxStreams.
+	StreamLifetime time.Duration
+	MaxStreams     int
+	Logger         *slog.Logger
+	Now            func() time.Time
 }
 
-// MinTokenLen is the shortest admin token the console accepts.
-const MinTokenLen = 16
+// Event stream bounds.
+const (
+	DefaultStreamLifetime = time.Hour
+	DefaultMaxStreams     = 8
+)
 
 // maxRunsPerSession is how many composer runs a session page keeps.
 const maxRunsPerSession = 20
@@ -214,7 +221,6 @@ const maxActiveRuns = 32
 type Console struct {
 	o       Options
 	log     *slog.Logger
-	token   []byte // SHA-256 of the admin token
 	mux     *http.ServeMux
 	pages   map[string]*template.Template
 	static  http.Handler
@@ -225,14 +231,15 @@ type Console struct {
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	closed   bool
-	sessions map[[32]byte]*loginSession // by SHA-256 of the cookie value
-	runs     map[string][]*run          // by session key, newest last
-	talking  map[string]*run            // the agent run in flight, by session key
-	active   int                        // runs in flight
-	nextRun  int
-	subs     map[chan event]struct{} // run events for /events
+	mu      sync.Mutex
+	closed  bool
+	flashes map[string]*flash // by console session id
+	streams map[string]int    // open event streams by credential id
+	runs    map[string][]*run // by session key, newest last
+	talking map[string]*run   // the agent run in flight, by session key
+	active  int               // runs in flight
+	nextRun int
+	subs    map[chan event]struct{} // run events for /events
 
 	viewsMu   sync.Mutex
 	viewCache map[string]*requestView // pending request id → its card
@@ -251,21 +258,14 @@ func New(o Options) (*Console, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.SessionTTL <= 0 {
-		o.SessionTTL = 12 * time.Hour
+	if o.Credentials == nil {
+		return nil, errors.New("web console: no credential service")
 	}
-	tok := o.Token
-	if tok == "" {
-		if o.TokenFile == "" {
-			return nil, errors.New("web console: no admin token (Token or TokenFile)")
-		}
-		var err error
-		if tok, err = readToken(o.TokenFile); err != nil {
-			return nil, fmt.Errorf("web console: %w", err)
-		}
+	if o.StreamLifetime <= 0 {
+		o.StreamLifetime = DefaultStreamLifetime
 	}
-	if len(tok) < MinTokenLen {
-		return nil, fmt.Errorf("web console: admin token shorter than %d characters", MinTokenLen)
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultMaxStreams
 	}
 	pages, err := parsePages()
 	if err != nil {
@@ -278,11 +278,12 @@ func New(o Options) (*Console, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c := &Console{
 		o: o, log: o.Logger.With("component", "web"),
-		token: digest(tok), pages: pages,
+		pages:   pages,
 		static:  http.StripPrefix("/static/", http.FileServerFS(static)),
 		origins: http.NewCrossOriginProtection(),
 		ctx:     ctx, cancel: cancel,
-		sessions:  map[[32]byte]*loginSession{},
+		flashes:   map[string]*flash{},
+		streams:   map[string]int{},
 		runs:      map[string][]*run{},
 		talking:   map[string]*run{},
 		subs:      map[chan event]struct{}{},
@@ -290,22 +291,6 @@ func New(o Options) (*Console, error) {
 	}
 	c.routes()
 	return c, nil
-}
-
-// readToken reads an admin token file, refusing one others can read.
-func readToken(path string) (string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("read token: %w", err)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("read token: %s is accessible by group or others (mode %v); chmod 600 it", path, fi.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("read token: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // Surface names the console as an answer channel.
@@ -333,34 +318,37 @@ func (c *Console) routes() {
 	m := http.NewServeMux()
 	m.Handle("GET /static/", c.static)
 	m.HandleFunc("GET /login", c.loginPage)
-	m.HandleFunc("POST /login", c.login)
+	m.HandleFunc("GET /login/{secret}", c.useLink)
 
-	auth := func(pattern string, h func(http.ResponseWriter, *http.Request, *authn)) {
-		m.Handle(pattern, c.authed(h))
+	auth := func(pattern string, need credential.Scope, h func(http.ResponseWriter, *http.Request, *authn)) {
+		m.Handle(pattern, c.authed(need, h))
 	}
-	auth("POST /logout", c.logout)
-	auth("GET /{$}", func(w http.ResponseWriter, r *http.Request, _ *authn) {
+	// Reading needs read; answering needs approve (an "always" grant
+	// needs admin: answer checks it); anything that changes policy or
+	// runs something needs admin. A console login may do all of it.
+	auth("POST /logout", credential.Read, c.logout)
+	auth("GET /{$}", credential.Read, func(w http.ResponseWriter, r *http.Request, _ *authn) {
 		http.Redirect(w, r, "/pending", http.StatusSeeOther)
 	})
-	auth("GET /events", c.events)
-	auth("GET /pending", c.pendingPage)
-	auth("GET /pending/list", c.pendingFragment)
-	auth("POST /pending/{id}/answer", c.answer)
-	auth("GET /sessions", c.sessionsPage)
-	auth("POST /sessions", c.createSession)
-	auth("GET /sessions/{key}", c.sessionPage)
-	auth("GET /sessions/{key}/runs", c.runsList)
-	auth("POST /sessions/{key}/run", c.runCommand)
-	auth("POST /sessions/{key}/yolo", c.setYolo)
-	auth("POST /sessions/{key}/shell/reset", c.resetShell)
-	auth("GET /grants", c.grantsPage)
-	auth("POST /grants/revoke", c.revokeGrant)
-	auth("GET /audit", c.auditPage)
-	auth("POST /audit/verify", c.verifyChain)
-	auth("GET /cron", c.cronPage)
-	auth("POST /cron/{name}/run", c.runCron)
-	auth("GET /board", c.boardPage)
-	auth("POST /board/{id}/comment", c.commentTask)
+	auth("GET /events", credential.Read, c.events)
+	auth("GET /pending", credential.Read, c.pendingPage)
+	auth("GET /pending/list", credential.Read, c.pendingFragment)
+	auth("POST /pending/{id}/answer", credential.Approve, c.answer)
+	auth("GET /sessions", credential.Read, c.sessionsPage)
+	auth("POST /sessions", credential.Admin, c.createSession)
+	auth("GET /sessions/{key}", credential.Read, c.sessionPage)
+	auth("GET /sessions/{key}/runs", credential.Read, c.runsList)
+	auth("POST /sessions/{key}/run", credential.Admin, c.runCommand)
+	auth("POST /sessions/{key}/yolo", credential.Admin, c.setYolo)
+	auth("POST /sessions/{key}/shell/reset", credential.Admin, c.resetShell)
+	auth("GET /grants", credential.Read, c.grantsPage)
+	auth("POST /grants/revoke", credential.Admin, c.revokeGrant)
+	auth("GET /audit", credential.Read, c.auditPage)
+	auth("POST /audit/verify", credential.Read, c.verifyChain)
+	auth("GET /cron", credential.Read, c.cronPage)
+	auth("POST /cron/{name}/run", credential.Admin, c.runCron)
+	auth("GET /board", credential.Read, c.boardPage)
+	auth("POST /board/{id}/comment", credential.Admin, c.commentTask)
 	c.mux = m
 }
 

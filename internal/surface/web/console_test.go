@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/shell"
@@ -43,10 +46,14 @@ func TestLogin(t *testing.T) {
 		t.Errorf("POST without login: %d, want 401", r.status)
 	}
 
-	if r := c.login("wrong-token-wrong-token"); r.status != http.StatusUnauthorized || !strings.Contains(r.body, "not the admin token") {
-		t.Fatalf("wrong token: %d %q", r.status, r.body)
+	if r := c.get("/login"); r.status != http.StatusOK || !strings.Contains(r.body, "warden console") || strings.Contains(r.body, "<form") {
+		t.Errorf("login page: %d %q; want how to get a link, and no form to type a secret into", r.status, r.body)
 	}
-	r = c.login(testToken)
+	if r := c.visit("/login/wdl_not-a-link"); r.status != http.StatusForbidden || !strings.Contains(r.body, "not valid") {
+		t.Fatalf("made-up link: %d %q", r.status, r.body)
+	}
+	link := f.loginLink()
+	r = c.visit(link)
 	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/pending" {
 		t.Fatalf("login: %d to %q", r.status, r.header.Get("Location"))
 	}
@@ -62,8 +69,8 @@ func TestLogin(t *testing.T) {
 	if !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Path != "/" {
 		t.Errorf("session cookie %+v: want HttpOnly, SameSite=Strict, Path=/", session)
 	}
-	if strings.Contains(session.Value, testToken) {
-		t.Error("the session cookie carries the admin token")
+	if strings.Contains(session.Value, strings.TrimPrefix(link, "/login/")) || !strings.HasPrefix(session.Value, "wds_") {
+		t.Errorf("session cookie %q: want a session secret of its own, not the link's", session.Value)
 	}
 	if c.csrf == "" {
 		t.Fatal("no CSRF token on the page after login")
@@ -91,19 +98,149 @@ func TestLogin(t *testing.T) {
 	}
 }
 
-func TestLoginNeedsCSRF(t *testing.T) {
+// TestLoginLink: a link logs in once; a second visit (another browser
+// that got hold of it, a replay) is refused; a link past its lifetime is
+// refused; a revoked session and a session past its lifetime are logged
+// out.
+func TestLoginLink(t *testing.T) {
+	var clock atomicTime
+	clock.set(time.Now())
+	f := newFixture(t, fixtureOptions{now: clock.get})
+	link := f.loginLink()
+	c := f.client()
+	if r := c.visit(link); r.status != http.StatusSeeOther {
+		t.Fatalf("first visit: %d %q", r.status, r.body)
+	}
+	if r := c.get("/pending"); r.status != http.StatusOK {
+		t.Fatalf("logged in: %d", r.status)
+	}
+	thief := f.client()
+	if r := thief.visit(link); r.status != http.StatusForbidden || !strings.Contains(r.body, "used already") {
+		t.Fatalf("second visit: %d %q, want 403", r.status, r.body)
+	}
+	if r := thief.get("/pending/list"); r.status != http.StatusUnauthorized {
+		t.Fatalf("the second visitor is logged in: %d", r.status)
+	}
+
+	// Expiry: a link not used within its lifetime is refused.
+	late := f.loginLink()
+	clock.set(clock.get().Add(credential.DefaultLoginTTL + time.Second))
+	if r := f.client().visit(late); r.status != http.StatusForbidden {
+		t.Fatalf("expired link: %d, want 403", r.status)
+	}
+
+	// Revocation (warden console revoke ID) ends the session at once.
+	sessions, err := f.creds.List(t.Context(), store.ConsoleSession)
+	must(t, err, "list sessions")
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions, want 1", len(sessions))
+	}
+	must(t, f.creds.Revoke(t.Context(), store.ConsoleSession, sessions[0].ID), "revoke")
+	if r := c.get("/pending/list"); r.status != http.StatusUnauthorized {
+		t.Fatalf("revoked session: %d, want 401", r.status)
+	}
+
+	// A session lasts its lifetime, then is logged out.
+	d := f.client()
+	d.login()
+	if r := d.get("/pending/list"); r.status != http.StatusOK {
+		t.Fatalf("new login: %d", r.status)
+	}
+	clock.set(clock.get().Add(credential.DefaultSessionTTL))
+	if r := d.get("/pending/list"); r.status != http.StatusUnauthorized {
+		t.Fatalf("expired session: %d, want 401", r.status)
+	}
+}
+
+// TestSessionSurvivesRestart: a console session lives in the store, so a
+// new console on the same store (a restarted host) keeps the login.
+func TestSessionSurvivesRestart(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
-	// No double-submit cookie and field: a login form on another page
-	// cannot log the browser in.
-	r := c.post("/login", url.Values{"token": {testToken}})
-	if r.status != http.StatusForbidden {
-		t.Fatalf("login without CSRF: %d %q, want 403", r.status, r.body)
+	c.login()
+	again, err := New(Options{Broker: f.broker, Store: f.db, Credentials: &credential.Service{Store: f.db}})
+	must(t, err, "new console")
+	defer again.Close()
+	srv := httptest.NewServer(again)
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/pending/list", nil)
+	u, _ := url.Parse(f.srv.URL)
+	for _, ck := range c.hc.Jar.Cookies(u) {
+		req.AddCookie(ck)
 	}
-	c.get("/login") // sets the cookie
-	r = c.post("/login", url.Values{"token": {testToken}, "csrf": {"forged"}})
-	if r.status != http.StatusForbidden {
-		t.Fatalf("login with a wrong CSRF token: %d, want 403", r.status)
+	if r := c.do(req); r.status != http.StatusOK {
+		t.Fatalf("the login after a restart: %d", r.status)
+	}
+}
+
+// TestTokenScopes: a read token reads but cannot answer; an approve
+// token answers once but cannot record an always-grant or switch yolo;
+// a revoked token is refused; an answer records the token that gave it.
+func TestTokenScopes(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	issue := func(scope credential.Scope) string {
+		tok, err := f.creds.IssueToken(t.Context(), string(scope)+" bot", []credential.Scope{scope}, 0, "uid 1000 pid 7 via admin socket, outside sandboxes")
+		must(t, err, "issue token")
+		return tok.Secret
+	}
+	read, approve := issue(credential.Read), issue(credential.Approve)
+	do := func(tok, method, path, form string) (int, string) {
+		req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(form))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if form != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		r := f.client().do(req)
+		return r.status, r.body
+	}
+	pending, done := f.shellAsync(ctx, "scoped", "rm -rf ./x", t.TempDir())
+	req := waitRequest(t, pending, done)
+
+	if s, _ := do(read, http.MethodGet, "/pending/list", ""); s != http.StatusOK {
+		t.Errorf("read token reads: %d", s)
+	}
+	if s, body := do(read, http.MethodPost, "/pending/"+req.ID+"/answer", "decision=once"); s != http.StatusForbidden || !strings.Contains(body, "needs approve") {
+		t.Errorf("read token answers: %d %q, want 403", s, body)
+	}
+	if s, body := do(approve, http.MethodPost, "/pending/"+req.ID+"/answer", "decision=always"); s != http.StatusForbidden || !strings.Contains(body, "admin") {
+		t.Errorf("approve token records an always-grant: %d %q, want 403", s, body)
+	}
+	if s, _ := do(approve, http.MethodPost, "/sessions/scoped/yolo", "on=true"); s != http.StatusForbidden {
+		t.Errorf("approve token switches yolo: %d, want 403", s)
+	}
+	if p, _ := f.broker.Pending(t.Context(), "scoped"); len(p) != 1 {
+		t.Fatalf("the request did not stay pending: %d", len(p))
+	}
+	if s, body := do(approve, http.MethodPost, "/pending/"+req.ID+"/answer", "decision=once"); s != http.StatusOK {
+		t.Fatalf("approve token answers once: %d %q", s, body)
+	}
+	res := waitDone(t, done)
+	if !res.out.Allowed {
+		t.Fatalf("not allowed after the answer: %+v", res.out)
+	}
+	ended, err := f.db.GetRequest(t.Context(), req.ID)
+	must(t, err, "get request")
+	if !strings.HasPrefix(ended.By, "api token ") || !strings.Contains(ended.By, `"approve bot" [approve]`) || !strings.Contains(ended.By, "by uid 1000 pid 7 via admin socket") {
+		t.Errorf("answered by %q: want the token and who created it", ended.By)
+	}
+	ds, err := f.db.Decisions(t.Context(), store.AuditFilter{Session: "scoped"})
+	must(t, err, "audit")
+	if len(ds) == 0 || ds[len(ds)-1].By != ended.By {
+		t.Errorf("audit answerer: %+v, want %q", ds, ended.By)
+	}
+
+	// Revoked: refused at once.
+	toks, err := f.creds.List(t.Context(), store.APIToken)
+	must(t, err, "list tokens")
+	for _, tk := range toks {
+		if tk.Name == "read bot" {
+			must(t, f.creds.Revoke(t.Context(), store.APIToken, tk.ID), "revoke")
+		}
+	}
+	if s, _ := do(read, http.MethodGet, "/pending/list", ""); s != http.StatusUnauthorized {
+		t.Errorf("revoked token: %d, want 401", s)
 	}
 }
 
@@ -117,14 +254,18 @@ func TestBearer(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if s := get("Bearer " + testToken); s != http.StatusOK {
+	if s := get("Bearer " + f.adminToken); s != http.StatusOK {
 		t.Errorf("right bearer token: %d", s)
 	}
-	if s := get("Bearer " + testToken + "x"); s != http.StatusUnauthorized {
+	if s := get("Bearer " + f.adminToken + "x"); s != http.StatusUnauthorized {
 		t.Errorf("wrong bearer token: %d, want 401", s)
 	}
-	if s := get("Basic " + testToken); s != http.StatusSeeOther {
+	if s := get("Basic " + f.adminToken); s != http.StatusSeeOther {
 		t.Errorf("basic scheme (a proxy's, not ours): %d, want 303 to the login page", s)
+	}
+	// A login link is not a token.
+	if s := get("Bearer " + strings.TrimPrefix(f.loginLink(), "/login/")); s != http.StatusUnauthorized {
+		t.Errorf("a login link as a bearer token: %d, want 401", s)
 	}
 }
 
@@ -136,7 +277,7 @@ func TestCSRFRejected(t *testing.T) {
 	req := waitRequest(t, pending, done)
 
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	for name, form := range map[string]url.Values{
 		"missing": {"decision": {"once"}, "csrf": nil},
 		"empty":   {"decision": {"once"}, "csrf": {""}},
@@ -149,7 +290,7 @@ func TestCSRFRejected(t *testing.T) {
 	}
 	// Another login's token is not this one's.
 	other := f.client()
-	other.login(testToken)
+	other.login()
 	if r := c.post("/pending/"+req.ID+"/answer", url.Values{"decision": {"once"}, "csrf": {other.csrf}}); r.status != http.StatusForbidden {
 		t.Errorf("another session's CSRF token: %d, want 403", r.status)
 	}
@@ -166,7 +307,7 @@ func TestCSRFRejected(t *testing.T) {
 func TestCrossOriginRejected(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	form := url.Values{"key": {"x-origin"}}
 	for _, h := range [][]string{
 		{"Origin", "http://evil.example"},
@@ -177,10 +318,6 @@ func TestCrossOriginRejected(t *testing.T) {
 		if r := c.post("/sessions", form, h...); r.status != http.StatusForbidden {
 			t.Errorf("POST with %s: %s: %d, want 403", h[0], h[1], r.status)
 		}
-	}
-	// A login from another origin is refused too.
-	if r := c.post("/login", url.Values{"token": {testToken}}, "Origin", "http://evil.example"); r.status != http.StatusForbidden {
-		t.Errorf("cross-origin login: %d, want 403", r.status)
 	}
 	if _, err := f.db.GetSession(t.Context(), "x-origin"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a cross-origin POST created a session: %v", err)
@@ -213,7 +350,7 @@ func TestBadHostRejected(t *testing.T) {
 	// A rebinding page cannot post either, even with a stolen token.
 	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/sessions", strings.NewReader("key=k"))
 	req.Host = "evil.example:" + port
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+f.adminToken)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if s := c.do(req).status; s != http.StatusMisdirectedRequest {
 		t.Errorf("POST with a foreign Host: %d, want 421", s)
@@ -262,7 +399,7 @@ func TestApproveOnce(t *testing.T) {
 	req := waitRequest(t, pending, done)
 
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	msg := c.answer(req.ID, url.Values{"decision": {"once"}})
 	if !strings.HasPrefix(msg, "Approved “rm -rf ./x” once") {
 		t.Errorf("notice %q", msg)
@@ -274,8 +411,11 @@ func TestApproveOnce(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
 		t.Errorf("./x still exists: %v", err)
 	}
-	if res.out.Request == nil || res.out.Request.By != AnsweredBy || res.out.Request.Surface != SurfaceName {
-		t.Errorf("answered request %+v: want by %s on %s", res.out.Request, AnsweredBy, SurfaceName)
+	// Who answered is the console session as proven: it, the login link
+	// it came from and whom that link was issued to.
+	if res.out.Request == nil || !strings.HasPrefix(res.out.Request.By, "console session ") ||
+		!strings.Contains(res.out.Request.By, "issued to uid 1000 pid 4242 via admin socket, outside sandboxes") || res.out.Request.Surface != SurfaceName {
+		t.Errorf("answered request %+v: want by the console session on %s", res.out.Request, SurfaceName)
 	}
 }
 
@@ -287,7 +427,7 @@ func TestDenyWithReason(t *testing.T) {
 	req := waitRequest(t, pending, done)
 
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	msg := c.answer(req.ID, url.Values{"decision": {"deny"}, "reason": {"  not on a Friday\x07 "}})
 	if !strings.Contains(msg, "Denied “rm -rf ./x”") || !strings.Contains(msg, "not on a Friday") {
 		t.Errorf("notice %q", msg)
@@ -309,7 +449,7 @@ func TestApproveSessionPrefix(t *testing.T) {
 	pending, done := f.shellAsync(t.Context(), "pfx", "git push -f origin main", t.TempDir())
 	req := waitRequest(t, pending, done)
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	if p := c.get("/pending"); !strings.Contains(p.body, `name="pattern" value="git push -f"`) {
 		t.Fatalf("the prefix is not prefilled with broker.DefaultPrefix: %s", p.body)
 	}
@@ -355,7 +495,7 @@ func TestApproveSessionPrefix(t *testing.T) {
 func TestLateAnswer(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	o, err := f.console.webOwner("late")
 	must(t, err, "owner")
 	ask := func(ctx context.Context, cmd string, timeout time.Duration) (store.Request, <-chan store.Request) {
@@ -379,7 +519,7 @@ func TestLateAnswer(t *testing.T) {
 	}
 	bearer := func(id, decision string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/pending/"+id+"/answer", strings.NewReader("decision="+decision))
-		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Authorization", "Bearer "+f.adminToken)
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		r := c.do(req)
 		return r.status, r.body
@@ -419,14 +559,15 @@ func TestLateAnswer(t *testing.T) {
 			t.Fatalf("first answer: %q", msg)
 		}
 		<-final
-		check(t, c.answer(r.ID, url.Values{"decision": {"always"}}), "was already answered by admin on web (once)")
+		msg := c.answer(r.ID, url.Values{"decision": {"always"}})
+		check(t, msg, "was already answered by console session ", "issued to uid 1000 pid 4242 via admin socket, outside sandboxes) on web (once)")
 		check(t, c.answer(r.ID, url.Values{"decision": {"deny"}}), "was already answered")
 	})
 	t.Run("denied", func(t *testing.T) {
 		r, final := ask(t.Context(), "rm -rf ./denied", time.Minute)
 		c.answer(r.ID, url.Values{"decision": {"deny"}, "reason": {"no"}})
 		<-final
-		check(t, c.answer(r.ID, url.Values{"decision": {"once"}}), "was already denied by admin on web (reason: no)")
+		check(t, c.answer(r.ID, url.Values{"decision": {"once"}}), "was already denied by console session ", "outside sandboxes) on web (reason: no)")
 	})
 	t.Run("withdrawn", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(t.Context())
@@ -448,7 +589,7 @@ func TestPendingPageRendersRequest(t *testing.T) {
 	pending, done := f.shellAsync(t.Context(), "render", cmd, t.TempDir())
 	req := waitRequest(t, pending, done)
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	body := c.get("/pending").body
 	for _, want := range []string{
 		`id="req-` + req.ID + `"`,
@@ -525,7 +666,7 @@ func TestHighlight(t *testing.T) {
 func TestSessionsComposer(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	const key = "team/a b" // a slash and a space: the key is one escaped path segment
 	page := c.follow("/sessions", url.Values{"key": {key}})
 	if msg := flashOf(page.body); !strings.Contains(msg, "is ready") {
@@ -617,7 +758,7 @@ func TestSessionsComposer(t *testing.T) {
 func TestYoloToggle(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	c.follow("/sessions", url.Values{"key": {"y"}})
 	msg := flashOf(c.follow("/sessions/y/yolo", url.Values{"on": {"true"}}).body)
 	if on, _ := f.db.SessionYolo(t.Context(), "y"); !on || !strings.Contains(msg, "Yolo is ON") {
@@ -635,7 +776,7 @@ func TestYoloToggle(t *testing.T) {
 func TestShellReset(t *testing.T) {
 	f := newFixture(t, fixtureOptions{shell: true})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	c.follow("/sessions", url.Values{"key": {"sh"}})
 	if p := c.get("/sessions/sh"); !strings.Contains(p.body, "/sessions/sh/shell/reset") {
 		t.Fatal("no Reset shell button")
@@ -669,7 +810,7 @@ func TestShellReset(t *testing.T) {
 func TestEventsStream(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+f.adminToken)
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err, "events")
 	defer resp.Body.Close()
@@ -726,38 +867,9 @@ func TestEventsStream(t *testing.T) {
 	}
 }
 
-func TestNewRequiresToken(t *testing.T) {
-	dir := t.TempDir()
-	for name, o := range map[string]Options{
-		"none":  {},
-		"short": {Token: "short"},
-		"file":  {TokenFile: filepath.Join(dir, "missing")},
-	} {
-		o.Broker, o.Store = &broker.Broker{}, nopStore{}
-		if _, err := New(o); err == nil {
-			t.Errorf("%s: New accepted it", name)
-		}
-	}
-	path := filepath.Join(dir, "state", "console.token")
-	tok, created, err := EnsureToken(path)
-	if err != nil || !created || len(tok) != 64 {
-		t.Fatalf("EnsureToken: %q %v %v", tok, created, err)
-	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
-		t.Errorf("token file mode %v", fi.Mode().Perm())
-	}
-	again, created, err := EnsureToken(path)
-	if err != nil || created || again != tok {
-		t.Fatalf("EnsureToken again: %q %v %v", again, created, err)
-	}
-	c, err := New(Options{Broker: &broker.Broker{}, Store: nopStore{}, TokenFile: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	must(t, os.Chmod(path, 0o644), "chmod")
-	if _, err := New(Options{Broker: &broker.Broker{}, Store: nopStore{}, TokenFile: path}); err == nil || !strings.Contains(err.Error(), "chmod 600") {
-		t.Errorf("a world-readable token file: %v", err)
+func TestNewRequiresCredentials(t *testing.T) {
+	if _, err := New(Options{Broker: &broker.Broker{}, Store: nopStore{}}); err == nil {
+		t.Error("New accepted a console without a credential service")
 	}
 }
 
@@ -770,7 +882,7 @@ func TestSessionExpires(t *testing.T) {
 	now.set(time.Now())
 	f := newFixture(t, fixtureOptions{now: now.get})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	if r := c.get("/pending"); r.status != http.StatusOK {
 		t.Fatalf("fresh login: %d", r.status)
 	}
@@ -785,7 +897,7 @@ func TestSessionExpires(t *testing.T) {
 func TestCloseWithdrawsRuns(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	c.follow("/sessions", url.Values{"key": {"closing"}})
 	c.follow("/sessions/closing/run", url.Values{"line": {"!rm -rf ./nothing"}})
 	var id string
@@ -810,4 +922,43 @@ func TestCloseWithdrawsRuns(t *testing.T) {
 	} else if msg := flashOf(c.get(r.header.Get("Location")).body); !strings.Contains(msg, "closing") {
 		t.Errorf("run after Close: %q", msg)
 	}
+}
+
+// TestEventStreamsBounded: one login holds at most MaxStreams event
+// streams at once (429 beyond), and a stream ends by itself after
+// StreamLifetime (the page's EventSource reconnects, authenticating
+// afresh).
+func TestEventStreamsBounded(t *testing.T) {
+	f := newFixture(t, fixtureOptions{streamLifetime: 300 * time.Millisecond, maxStreams: 1})
+	open := func() *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+f.adminToken)
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err, "events")
+		return resp
+	}
+	first := open()
+	defer first.Body.Close()
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("first stream: %d", first.StatusCode)
+	}
+	second := open()
+	second.Body.Close()
+	if second.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("second stream of one login: %d, want 429", second.StatusCode)
+	}
+	// The first ends by itself (within a bound far above its lifetime).
+	done := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, first.Body); done <- err }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stream outlived its lifetime")
+	}
+	// Its slot is free again.
+	eventually(t, "a new stream", func() (bool, string) {
+		r := open()
+		r.Body.Close()
+		return r.StatusCode == http.StatusOK, r.Status
+	})
 }

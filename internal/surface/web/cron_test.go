@@ -28,7 +28,7 @@ var startedRE = regexp.MustCompile(`Started run ([0-9A-Z]{26}) of nightly\.`)
 func TestCronPage(t *testing.T) {
 	f := newFixture(t, fixtureOptions{cron: true})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 
 	p := c.get("/cron")
 	if p.status != http.StatusOK || !strings.Contains(p.body, "No cron jobs.") || !strings.Contains(p.body, "No runs yet.") {
@@ -123,7 +123,7 @@ func TestCronPage(t *testing.T) {
 
 	// A script with the token gets the notice as text.
 	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/cron/nightly/run", nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+f.adminToken)
 	if r := c.do(req); r.status != http.StatusAccepted || !startedRE.MatchString(r.body) {
 		t.Fatalf("bearer run: %d %q", r.status, r.body)
 	} else {
@@ -137,7 +137,7 @@ func TestCronPage(t *testing.T) {
 func TestCronRunSkipped(t *testing.T) {
 	f := newFixture(t, fixtureOptions{cron: true})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	dir := f.dir // the steps' workspace: what a step sees of the host's /tmp
 	_, err := f.cron.AddJob(t.Context(), store.CronJob{
 		Name: "nightly", Schedule: "@daily", Enabled: true,
@@ -163,7 +163,7 @@ func TestCronRunSkipped(t *testing.T) {
 func TestCronPageWithoutScheduler(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	if p := c.get("/cron"); p.status != http.StatusOK || !strings.Contains(p.body, "Cron is not available on this host.") {
 		t.Fatalf("cron page: %d %s", p.status, p.body)
 	}

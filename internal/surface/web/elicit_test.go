@@ -299,7 +299,7 @@ func (c *client) bearerPost(path string, form url.Values) response {
 	c.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, c.f.srv.URL+path, strings.NewReader(form.Encode()))
 	must(c.t, err, "request")
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+c.f.adminToken)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	r := c.do(req)
 	r.body = strings.TrimSpace(r.body)
@@ -336,7 +336,7 @@ func TestElicitAnswer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{})
 			c := f.client()
-			c.login(testToken)
+			c.login()
 			req, final := f.elicitAsync(t.Context(), "el", tc.e)
 			if msg := c.answer(req.ID, tc.form); !strings.HasPrefix(msg, tc.wantNotice) {
 				t.Errorf("notice %q, want %q", msg, tc.wantNotice)
@@ -346,7 +346,7 @@ func TestElicitAnswer(t *testing.T) {
 			if act != tc.wantAction || string(content) != tc.wantContent {
 				t.Fatalf("outcome %s %s, want %s %s", act, content, tc.wantAction, tc.wantContent)
 			}
-			if r.By != AnsweredBy || r.Surface != SurfaceName {
+			if !strings.HasPrefix(r.By, "console session ") || r.Surface != SurfaceName {
 				t.Errorf("answered by %q on %q", r.By, r.Surface)
 			}
 			gs, err := f.db.ListGrants(t.Context())
@@ -415,7 +415,7 @@ func TestElicitRefusedAnswers(t *testing.T) {
 	}
 	// A late answer says nothing pending, never "sent" or "approved".
 	r := c.bearerPost("/pending/"+el.ID+"/answer", url.Values{"decision": {"accept"}, "f.count": {"5"}})
-	if r.status != http.StatusConflict || !strings.HasPrefix(r.body, "Nothing pending — the question of MCP server “files” was already answered by admin on web") {
+	if r.status != http.StatusConflict || !strings.HasPrefix(r.body, "Nothing pending — the question of MCP server “files” was already answered by api token ") || !strings.Contains(r.body, `"test admin" [admin]`) {
 		t.Errorf("late answer: %d %q", r.status, r.body)
 	}
 	if r := c.bearerPost("/pending/"+appr.ID+"/answer", url.Values{"decision": {"deny"}}); r.status != http.StatusOK {
@@ -434,7 +434,7 @@ func TestElicitRefusedAnswers(t *testing.T) {
 func TestElicitCardRenders(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
-	c.login(testToken)
+	c.login()
 	schema := `{"type":"object","properties":{
 		"count":{"type":"integer","title":"How <many>","minimum":1,"maximum":9,"description":"files to delete"},
 		"color":{"type":"string","oneOf":[{"const":"r","title":"Red"},{"const":"g","title":"<Green>"}]},

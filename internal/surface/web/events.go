@@ -15,6 +15,10 @@ import (
 // alive.
 const heartbeat = 25 * time.Second
 
+// streamWriteTimeout bounds one event's write to a client that stopped
+// reading.
+const streamWriteTimeout = 30 * time.Second
+
 // event is one Server-Sent Event: a request created or ended (from the
 // broker) or a composer run that changed.
 type event struct {
@@ -41,6 +45,12 @@ type runEvent struct {
 // events streams request and run events until the client goes away or
 // the console closes. The page re-fetches its live fragments on each
 // one, so an event missed by a slow reader is repaired by the next.
+//
+// A stream is bounded: it ends with its credential's expiry or after
+// Options.StreamLifetime, whichever comes first (the page's EventSource
+// reconnects, authenticating afresh, so a revoked login loses its
+// stream at the next reconnect at the latest), and one session or
+// token holds at most Options.MaxStreams at once (429 beyond).
 func (c *Console) events(w http.ResponseWriter, r *http.Request, a *authn) {
 	runs := make(chan event, 16)
 	c.mu.Lock()
@@ -49,28 +59,42 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, a *authn) {
 		http.Error(w, "console closed", http.StatusServiceUnavailable)
 		return
 	}
+	if c.streams[a.cred.ID] >= c.o.MaxStreams {
+		c.mu.Unlock()
+		c.log.WarnContext(r.Context(), "refused event stream: too many open", "credential", a.cred.ID, "max", c.o.MaxStreams)
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, fmt.Sprintf("too many event streams open for this login (at most %d); close a tab", c.o.MaxStreams), http.StatusTooManyRequests)
+		return
+	}
+	c.streams[a.cred.ID]++
 	c.subs[runs] = struct{}{}
 	c.wg.Add(1)
 	c.mu.Unlock()
 	defer c.wg.Done()
 	defer c.unsubscribe(runs)
-
-	// A browser's stream ends with its login; the script then finds
-	// itself logged out.
-	life := time.Duration(1<<63 - 1)
-	if !a.bearer() {
+	defer func() {
 		c.mu.Lock()
-		life = a.session.expires.Sub(c.o.Now())
+		if c.streams[a.cred.ID]--; c.streams[a.cred.ID] <= 0 {
+			delete(c.streams, a.cred.ID)
+		}
 		c.mu.Unlock()
-	}
+	}()
+
+	life := min(c.o.StreamLifetime, a.cred.Expires.Sub(c.o.Now()))
 	ctx, cancel := context.WithTimeout(r.Context(), life)
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
 	reqs := c.o.Broker.Watch(ctx, "")
 
+	// The stream outlives the server's read and write timeouts, which
+	// are for ordinary requests: no read deadline (a request with no
+	// body; a failing background read would end the stream), and a
+	// write deadline per event, so a reader that stopped reading is cut
+	// off rather than holding the connection.
 	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any server write timeout
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -104,6 +128,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, a *authn) {
 			e, ok = re, true
 		case <-tick.C:
 		}
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		var err error
 		if ok {
 			err = writeEvent(w, e)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/cron"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/llm"
@@ -34,8 +35,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-const testToken = "test-admin-token-0123456789abcdef"
 
 // fixture is a console on a real store, broker, gate and runner, served
 // by an httptest server on loopback.
@@ -54,6 +53,10 @@ type fixture struct {
 	// dir is the console's working directory (composer runs and the
 	// agent's tools).
 	dir string
+	// creds issues the fixture's login links and tokens; adminToken is
+	// an API token with the admin scope.
+	creds      *credential.Service
+	adminToken string
 }
 
 type fixtureOptions struct {
@@ -67,6 +70,9 @@ type fixtureOptions struct {
 	// without a configured model).
 	agent bool
 	model llm.Client
+	// streamLifetime and maxStreams bound event streams (0: defaults).
+	streamLifetime time.Duration
+	maxStreams     int
 }
 
 // shellSessions gives a runner a shellstate.Manager.
@@ -112,7 +118,13 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		ro.Sessions = shellSessions{shell}
 	}
 	r := runner.New(ro)
-	o := Options{Broker: b, Store: db, Runner: r, Token: testToken, Hosts: fo.hosts, Logger: log, Dir: t.TempDir(), Now: fo.now}
+	creds := &credential.Service{Store: db, Now: fo.now}
+	admin, err := creds.IssueToken(ctx, "test admin", []credential.Scope{credential.Admin}, 0, "the test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Broker: b, Store: db, Runner: r, Credentials: creds, Hosts: fo.hosts, Logger: log, Dir: t.TempDir(), Now: fo.now,
+		StreamLifetime: fo.streamLifetime, MaxStreams: fo.maxStreams}
 	if fo.agent {
 		o.Agent = agent.New(agent.Options{Model: fo.model, Exec: r, Conversations: db, Logger: log})
 	}
@@ -136,7 +148,8 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	// then the server, then the broker and the store registered above.
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { c.Close() })
-	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv, cron: sched, shell: shell, dir: o.Dir}
+	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv, cron: sched, shell: shell, dir: o.Dir,
+		creds: creds, adminToken: admin.Secret}
 }
 
 // startCron runs a cron scheduler on db and r until the test ends
@@ -243,15 +256,30 @@ func (c *client) follow(path string, form url.Values) response {
 
 var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-// login logs in with the token and remembers the session's CSRF token.
-func (c *client) login(token string) response {
-	c.t.Helper()
-	page := c.get("/login")
-	m := csrfRE.FindStringSubmatch(page.body)
-	if m == nil {
-		c.t.Fatalf("login page has no CSRF field: %s", page.body)
+// loginLink issues a one-time login link as `warden console` would
+// (over the admin socket, here in-process) and returns its path.
+func (f *fixture) loginLink() string {
+	f.t.Helper()
+	l, err := f.creds.IssueLogin(context.Background(), "uid 1000 pid 4242 via admin socket, outside sandboxes", 0)
+	if err != nil {
+		f.t.Fatal(err)
 	}
-	r := c.post("/login", url.Values{"csrf": {m[1]}, "token": {token}})
+	return "/login/" + l.Secret
+}
+
+// login logs in through a fresh one-time link and remembers the
+// session's CSRF token. It returns the link's response (a 303 on
+// success).
+func (c *client) login() response {
+	c.t.Helper()
+	return c.visit(c.f.loginLink())
+}
+
+// visit opens a login link; on success it follows the redirect and
+// remembers the session's CSRF token.
+func (c *client) visit(link string) response {
+	c.t.Helper()
+	r := c.get(link)
 	if r.status == http.StatusSeeOther {
 		p := c.get(r.header.Get("Location"))
 		if m := csrfRE.FindStringSubmatch(p.body); m != nil {

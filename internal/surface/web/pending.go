@@ -16,6 +16,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/shell"
@@ -381,7 +382,11 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
 		c.answerElicit(w, r, a, req, decision, back)
 		return
 	}
-	ans := broker.Answer{By: AnsweredBy, Surface: SurfaceName}
+	ans := broker.Answer{By: a.by(), Surface: SurfaceName}
+	if decision == "always" && !a.allows(credential.Admin) {
+		c.done(w, r, a, back, http.StatusForbidden, "error", "Not answered: an \"always\" grant changes policy and needs a token with the admin scope; this token may answer once, for the session, or deny.")
+		return
+	}
 	switch decision {
 	case "once":
 		ans.Approve, ans.Scope = true, store.Once
@@ -419,7 +424,7 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
 // refuses. An elicitation grants nothing, so the approval scopes are
 // refused rather than quietly treated as an accept.
 func (c *Console) answerElicit(w http.ResponseWriter, r *http.Request, a *authn, req store.Request, decision, back string) {
-	ans := broker.Answer{By: AnsweredBy, Surface: SurfaceName}
+	ans := broker.Answer{By: a.by(), Surface: SurfaceName}
 	switch decision {
 	case "accept":
 		ans.Approve, ans.Scope = true, store.Once

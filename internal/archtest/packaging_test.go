@@ -1,0 +1,114 @@
+package archtest
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+)
+
+// dockerBuild is the Dockerfile's release build line: its flags, then
+// its -ldflags value.
+var dockerBuild = regexp.MustCompile(`(?m)^RUN CGO_ENABLED=0 go build ((?:-\S+ )*)-ldflags="([^"]*)" -o /out/warden \./cmd/warden$`)
+
+// releaseFlags reads the build flags and the ldflags of the Dockerfile's
+// release line.
+func releaseFlags(t *testing.T) (flags []string, ldflags string) {
+	t.Helper()
+	data, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := dockerBuild.FindSubmatch(data)
+	if m == nil {
+		t.Fatal(`the Dockerfile has no line RUN CGO_ENABLED=0 go build FLAGS -ldflags="…" -o /out/warden ./cmd/warden`)
+	}
+	return strings.Fields(string(m[1])), string(m[2])
+}
+
+// TestPackagingFlagsAgree keeps the release builds one build: the
+// Dockerfile's line and .goreleaser.yaml name the same environment,
+// flags and ldflags, and GoReleaser builds linux and darwin on amd64 and
+// arm64.
+func TestPackagingFlagsAgree(t *testing.T) {
+	flags, ldflags := releaseFlags(t)
+	data, err := os.ReadFile("../../.goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Version int `yaml:"version"`
+		Builds  []struct {
+			Main    string   `yaml:"main"`
+			Env     []string `yaml:"env"`
+			Flags   []string `yaml:"flags"`
+			Ldflags []string `yaml:"ldflags"`
+			Goos    []string `yaml:"goos"`
+			Goarch  []string `yaml:"goarch"`
+		} `yaml:"builds"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Version != 2 || len(cfg.Builds) != 1 {
+		t.Fatalf(".goreleaser.yaml: version %d with %d builds, want version 2 with one build", cfg.Version, len(cfg.Builds))
+	}
+	b := cfg.Builds[0]
+	if b.Main != "./cmd/warden" || !slices.Equal(b.Env, []string{"CGO_ENABLED=0"}) || !slices.Equal(b.Flags, flags) || strings.Join(b.Ldflags, " ") != ldflags {
+		t.Errorf(".goreleaser.yaml builds %s with env %q flags %q ldflags %q; the Dockerfile with CGO_ENABLED=0, %q, %q", b.Main, b.Env, b.Flags, b.Ldflags, flags, ldflags)
+	}
+	slices.Sort(b.Goos)
+	slices.Sort(b.Goarch)
+	if !slices.Equal(b.Goos, []string{"darwin", "linux"}) || !slices.Equal(b.Goarch, []string{"amd64", "arm64"}) {
+		t.Errorf(".goreleaser.yaml targets %v × %v, want darwin, linux × amd64, arm64", b.Goos, b.Goarch)
+	}
+}
+
+// TestReleaseBinary builds warden the way the Dockerfile does and checks
+// what the distroless image relies on: a static binary (no ELF
+// interpreter, so no libc needed), stripped, that runs.
+func TestReleaseBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the release binary")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("checks a Linux ELF binary")
+	}
+	flags, ldflags := releaseFlags(t)
+	out := filepath.Join(t.TempDir(), "warden")
+	args := append([]string{"build"}, flags...)
+	args = append(args, "-ldflags="+ldflags, "-o", out, "./cmd/warden")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // the go tool needs its own environment (GOPATH, GOCACHE, …)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("the release binary has an ELF interpreter: it is not static and will not run on distroless/static")
+		}
+	}
+	if f.Section(".symtab") != nil {
+		t.Error("the release binary has a symbol table: -ldflags=-s did not apply")
+	}
+	v := exec.Command(out, "--version")
+	v.Env = []string{}
+	if b, err := v.CombinedOutput(); err != nil || !strings.HasPrefix(string(b), "warden version ") {
+		t.Errorf("%s --version = %q, %v", out, b, err)
+	}
+	st, _ := os.Stat(out)
+	t.Logf("release binary: %.1f MB", float64(st.Size())/(1<<20))
+}
