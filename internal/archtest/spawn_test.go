@@ -16,6 +16,9 @@ import (
 // os.StartProcess, syscall.ForkExec, syscall.StartProcess or
 // syscall.Exec. Every process warden starts for an agent runs in the
 // sandbox (invariant 11), so the sandbox is the only place that may.
+// The exception is internal/cli, the operator's edge, which starts the
+// operator's own tools (a browser for a login link, the service
+// manager) and never anything for an agent.
 func TestOneWayToStartAProcess(t *testing.T) {
 	banned := map[string]bool{"os.StartProcess": true, "syscall.ForkExec": true, "syscall.StartProcess": true, "syscall.Exec": true}
 	fset := token.NewFileSet()
@@ -34,7 +37,11 @@ func TestOneWayToStartAProcess(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		inSandbox := strings.HasPrefix(filepath.ToSlash(path), "../../internal/sandbox/")
+		slash := filepath.ToSlash(path)
+		if strings.HasPrefix(slash, "../../internal/cli/") {
+			return nil
+		}
+		inSandbox := strings.HasPrefix(slash, "../../internal/sandbox/")
 		for _, imp := range f.Imports {
 			if p, _ := strconv.Unquote(imp.Path.Value); p == "os/exec" {
 				if inSandbox {
