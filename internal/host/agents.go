@@ -56,6 +56,7 @@ func (e brokerElicitor) record(ctx context.Context, o owner.Owner, act action.Ac
 	}
 	rec := audit.Record(time.Now(), o, act, gate.Decision{Verdict: gate.Ask, Rule: RuleElicitation}, &req)
 	rec.Rule = RuleElicitation + "." + outcome
+	rec.Sandbox = e.sandbox
 	if _, err := e.audit.AppendDecision(context.WithoutCancel(ctx), rec); err != nil {
 		return fmt.Errorf("audit elicitation %s: %w", req.ID, err)
 	}
@@ -75,6 +76,8 @@ func (t mcpTools) Release(ctx context.Context, o owner.Owner) { _ = t.m.CloseOwn
 type brokerElicitor struct {
 	b     *broker.Broker
 	audit store.Audit
+	// sandbox labels the records (the MCP server runs in it).
+	sandbox string
 }
 
 // Elicit implements mcpclient.Elicitor.
@@ -197,7 +200,7 @@ func newAgents(d agentDeps) (*agents, error) {
 	if len(d.cfg.MCP.Servers) > 0 {
 		a.mcp = mcpclient.New(mcpclient.Options{
 			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough, Sandbox: d.sandbox,
-			Elicit: brokerElicitor{b: d.broker, audit: d.audit}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
+			Elicit: brokerElicitor{b: d.broker, audit: d.audit, sandbox: sandbox.Label(d.sandbox)}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
 		})
 		a.opts.MCP = mcpTools{a.mcp}
 		a.describe += "; MCP servers: " + strings.Join(a.mcp.Servers(), ", ")

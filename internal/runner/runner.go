@@ -140,24 +140,11 @@ func (r *Runner) record(ctx context.Context, o owner.Owner, act action.Action, d
 		return errors.New("no audit log")
 	}
 	rec := audit.Record(r.o.Now(), o, act, d, req)
-	rec.Sandbox = r.sandboxLabel()
+	rec.Sandbox = sandbox.Label(r.o.Terminal.Sandbox)
 	if _, err := r.o.Audit.AppendDecision(context.WithoutCancel(ctx), rec); err != nil {
 		return fmt.Errorf("audit decision: %w", err)
 	}
 	return nil
-}
-
-// sandboxLabel is what the audit records say about the sandbox the
-// action would run in: its mode, "off", or "unavailable" (nothing runs).
-func (r *Runner) sandboxLabel() string {
-	sb := r.o.Terminal.Sandbox
-	switch {
-	case sb == nil:
-		return "none"
-	case sb.Err() != nil:
-		return "unavailable"
-	}
-	return string(sb.Mode())
 }
 
 func denied(out Outcome, err error) Outcome {

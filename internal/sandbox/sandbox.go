@@ -259,6 +259,18 @@ func (s *Sandbox) Status() Status { return s.status }
 // or "off".
 func (s *Sandbox) Mode() Mode { return s.cfg.Mode }
 
+// Label is what audit records say about the sandbox commands run in:
+// the mode, "off", "unavailable" (nothing runs) or "none" (no sandbox).
+func Label(s *Sandbox) string {
+	switch {
+	case s == nil:
+		return "none"
+	case s.unavailable != nil:
+		return "unavailable"
+	}
+	return string(s.cfg.Mode)
+}
+
 // Err is the error every Command returns when the kernel cannot
 // sandbox, or nil.
 func (s *Sandbox) Err() error {
