@@ -274,6 +274,16 @@ func (c *chat) intro(state, cfgStatus string, yolo bool) {
 			fmt.Fprintln(w, "  yolo:   on, but it does not apply: a session nobody attends follows its mode")
 		}
 	}
+	if sb := c.local.Sandbox; sb != nil {
+		switch st := sb.Status(); {
+		case st.Refusing:
+			fmt.Fprintf(w, "  sandbox: UNAVAILABLE, every command is refused: %s (run `warden doctor`)\n", st.Why)
+		case !st.Active:
+			fmt.Fprintln(w, "  sandbox: OFF (sandbox.mode: off): commands run unconfined")
+		default:
+			fmt.Fprintf(w, "  sandbox: %s\n", st.Mode)
+		}
+	}
 	if c.local.Agent.Configured() {
 		fmt.Fprintf(w, "  agent:  %s\n", c.local.AgentStatus)
 		fmt.Fprintln(w, "Type a message for the agent, or !COMMAND to run a shell command. End of input (Ctrl-D) leaves.")
