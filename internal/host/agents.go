@@ -133,6 +133,9 @@ type agentDeps struct {
 	audit   store.Audit
 	logger  *slog.Logger
 	sandbox *sandbox.Sandbox
+	// dir is the stdio MCP servers' working directory ("" for the
+	// process's own).
+	dir string
 }
 
 // newModel builds the model client from llm:, with the API key read
@@ -199,7 +202,7 @@ func newAgents(d agentDeps) (*agents, error) {
 	}
 	if len(d.cfg.MCP.Servers) > 0 {
 		a.mcp = mcpclient.New(mcpclient.Options{
-			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough, Sandbox: d.sandbox,
+			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough, Sandbox: d.sandbox, Dir: d.dir,
 			Elicit: brokerElicitor{b: d.broker, audit: d.audit, sandbox: sandbox.Label(d.sandbox)}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
 		})
 		a.opts.MCP = mcpTools{a.mcp}

@@ -462,3 +462,24 @@ func TestSandboxFailsClosed(t *testing.T) {
 		}
 	})
 }
+
+// TestConsoleWorkspace: a host whose working directory cannot be a
+// writable workspace (/, the home directory, an ancestor of it — a
+// service's usually is) runs console commands in SCRATCH/console.
+func TestConsoleWorkspace(t *testing.T) {
+	root := t.TempDir()
+	home, scratch := filepath.Join(root, "home"), filepath.Join(root, "scratch")
+	mkdir(t, filepath.Join(home, "proj"))
+	for wd, want := range map[string]string{
+		"/": filepath.Join(scratch, ConsoleDir), home: filepath.Join(scratch, ConsoleDir), root: filepath.Join(scratch, ConsoleDir),
+		filepath.Join(home, "proj"): "",
+	} {
+		got, err := consoleWorkspace(wd, scratch, home)
+		if err != nil || got != want {
+			t.Errorf("%s: %q %v, want %q", wd, got, err, want)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(scratch, ConsoleDir)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("console workspace: %v %v", fi, err)
+	}
+}

@@ -69,6 +69,10 @@ const (
 	// CronDir is the cron steps' working directory in the scratch
 	// directory (mode 0700).
 	CronDir = "cron"
+	// ConsoleDir is the console's working directory in the scratch
+	// directory when the host's own cannot be a writable workspace (it
+	// is / or holds the home directory, as a service's often does).
+	ConsoleDir = "console"
 	// ShellStateDir holds the terminal sessions' shell state in the
 	// state directory (mode 0700, files 0600).
 	ShellStateDir = "shellstate"
@@ -180,6 +184,9 @@ type host struct {
 	// counts the leftovers of an earlier host it killed at start.
 	sandbox *sandbox.Sandbox
 	fenced  int
+	// consoleDir is where console sessions' commands run ("" for the
+	// host's working directory).
+	consoleDir string
 
 	console *web.Console
 	api     *localapi.Server
@@ -318,7 +325,11 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start host: withdraw an earlier run's requests: %w", err)
 	}
-	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, broker: h.broker, convs: h.db, audit: h.st, logger: cfg.Logger, sandbox: h.sandbox}); err != nil {
+	wd, _ := os.Getwd()
+	if h.consoleDir, err = consoleWorkspace(wd, cfg.ScratchDir, paths.Home); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, broker: h.broker, convs: h.db, audit: h.st, logger: cfg.Logger, sandbox: h.sandbox, dir: h.consoleDir}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	undo = append(undo, h.agents.close)
@@ -353,6 +364,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	if h.console, err = web.New(web.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Credentials: h.creds, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
+		Dir: h.consoleDir,
 		Cron: h.cron, CronStore: h.db, Board: h.db, Agent: h.agents.agent,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 		Warnings:   consoleWarnings(h.sandbox.Status()),
@@ -512,6 +524,9 @@ func (h *host) banner(recovered int) {
 	}
 	fmt.Fprintf(w, "  socket:  %s (warden approvals, grants, exec, audit, cron, kanban)\n", h.socket)
 	fmt.Fprintf(w, "  cron:    %s; steps run in %s\n", plural(h.cronJobs, "job"), h.cronDir)
+	if h.consoleDir != "" {
+		fmt.Fprintf(w, "  console: sessions' commands run in %s (the host's working directory cannot be a workspace)\n", h.consoleDir)
+	}
 	fmt.Fprintf(w, "  kanban:  workers (%s worker) talk to %s; scratch workspaces in %s\n", h.cfg.Executable, h.dispatch.Socket(), h.cfg.ScratchDir)
 	fmt.Fprintf(w, "  agents:  %s\n", h.agents.describe)
 	if line, warn := sandboxLines(h.sandbox.Status()); warn {

@@ -95,6 +95,29 @@ func NewSandbox(ctx context.Context, f SandboxFacts) (*sandbox.Sandbox, error) {
 	return sandbox.New(ctx, SandboxConfig(f))
 }
 
+// consoleWorkspace is the console sessions' working directory, given
+// the host's (wd): "" (wd itself) unless wd is / or holds the home
+// directory, which a sandbox refuses as a writable workspace (a
+// service's working directory often is); then SCRATCH/console, created
+// 0700.
+func consoleWorkspace(wd, scratch, home string) (string, error) {
+	if wd != "" {
+		if real, err := filepath.EvalSymlinks(wd); err == nil && real != "/" && (home == "" || !within(home, real)) {
+			return "", nil
+		}
+	}
+	dir := filepath.Join(scratch, ConsoleDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("console workspace: %w", err)
+	}
+	return dir, nil
+}
+
+// within reports whether p is dir or inside it (both clean, absolute).
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
 // existing keeps the paths that exist or whose parent does (a config
 // file that may appear later), without repeats.
 func existing(paths []string) []string {

@@ -126,6 +126,9 @@ type Options struct {
 	// Sandbox starts stdio servers (internal/sandbox), like every
 	// process warden starts for an agent; nil refuses to start them.
 	Sandbox *sandbox.Sandbox
+	// Dir is the stdio servers' working directory and writable
+	// workspace; "" means the process's own.
+	Dir string
 	// HTTPClient is used for streamable HTTP servers (the SDK's default
 	// client if nil).
 	HTTPClient *http.Client
@@ -438,13 +441,13 @@ func (m *Manager) transport(ctx context.Context, server config.MCPServer, ownerT
 // command builds a stdio server's process. Its environment is built
 // from the allowlist plus the names the server's config lists — never
 // inherited (invariant 3): a nil Env would hand the server warden's whole
-// environment, session markers and credentials included. It runs in the
-// host's working directory, its workspace.
+// environment, session markers and credentials included. It runs in
+// Options.Dir, its workspace.
 func (m *Manager) command(server config.MCPServer, stderr *lineLogger, ownerText string) sandbox.Spec {
 	return sandbox.Spec{
 		Path: server.Command[0], Args: server.Command[1:],
 		Env:    execenv.Build(m.opts.Environ, append(slices.Clone(m.opts.Passthrough), server.Env...), nil),
-		Stderr: stderr, Owner: ownerText,
+		Dir: m.opts.Dir, Stderr: stderr, Owner: ownerText,
 	}
 }
 
