@@ -18,10 +18,12 @@ import (
 
 // sysProcAttr starts the helper: in new user, mount and PID namespaces
 // (and network, when it is off), mapped to uid and gid 0 inside so it
-// holds the capabilities to build the view there, in a process group of
-// its own. Mode off: only the process group.
+// holds the capabilities to build the view there, in a session (and so
+// a process group) of its own, without a controlling terminal: nothing
+// in it can push input into the operator's terminal (TIOCSTI). Mode
+// off: only the session.
 func sysProcAttr(confine, network bool) *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setpgid: true}
+	a := &syscall.SysProcAttr{Setsid: true}
 	if !confine {
 		return a
 	}
@@ -179,7 +181,7 @@ func setupAndStart(sp spec) (int, error) {
 			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
 			UidMappings: []syscall.SysProcIDMap{{ContainerID: sp.UID, HostID: 0, Size: 1}},
 			GidMappings: []syscall.SysProcIDMap{{ContainerID: sp.GID, HostID: 0, Size: 1}},
-			Setpgid:     true,
+			Setsid:      true, // no controlling terminal (TIOCSTI)
 		},
 	})
 	if err != nil {

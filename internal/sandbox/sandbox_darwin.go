@@ -14,7 +14,7 @@ import (
 const sandboxExec = "/usr/bin/sandbox-exec"
 
 func sysProcAttr(confine, network bool) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+	return &syscall.SysProcAttr{Setsid: true}
 }
 
 func selfExe() string {

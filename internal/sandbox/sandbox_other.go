@@ -11,7 +11,7 @@ import (
 )
 
 func sysProcAttr(confine, network bool) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+	return &syscall.SysProcAttr{Setsid: true}
 }
 
 func selfExe() string {

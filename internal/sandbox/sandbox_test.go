@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 
 	"github.com/wardenhq/warden/internal/store"
 )
@@ -31,6 +33,8 @@ func TestMain(m *testing.M) {
 		os.Exit(childHost())
 	case "unprivileged":
 		os.Exit(childUnprivileged())
+	case "tty-host":
+		os.Exit(childTTYHost())
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -683,4 +687,79 @@ print(s.recv(64).decode())
 	if err != nil || !strings.Contains(string(out), "reached") {
 		t.Fatalf("unsandboxed probe: %v %s", err, out)
 	}
+}
+
+// TestNoTerminalInjection: a command cannot push input into the
+// terminal of the process that started it (TIOCSTI), which would run
+// its text in the operator's shell after warden exits: it runs in a
+// session of its own, without a controlling terminal.
+func TestNoTerminalInjection(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		if os.Getenv("WARDEN_FULL") == "1" {
+			t.Fatal("WARDEN_FULL=1 but python3 is missing")
+		}
+		t.Skip("python3 is missing")
+	}
+	if b, _ := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti"); strings.TrimSpace(string(b)) == "0" {
+		t.Skip("this kernel refuses TIOCSTI to everyone (dev.tty.legacy_tiocsti=0): nothing to test")
+	}
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	must(t, err)
+	defer master.Close()
+	must(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	must(t, err)
+	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	must(t, err)
+	defer slave.Close()
+	result := filepath.Join(t.TempDir(), "result")
+	for _, mode := range []Mode{WorkspaceWrite, Off} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "WARDEN_SANDBOX_TEST_ROLE=tty-host", "WARDEN_SANDBOX_TEST_DIR="+filepath.Dir(result), "WARDEN_SANDBOX_TEST_MODE="+string(mode))
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		go func() { _, _ = io.Copy(io.Discard, master) }() // drain the terminal's output
+		must(t, cmd.Run())
+		b, _ := os.ReadFile(result)
+		got := strings.TrimSpace(string(b))
+		if mode == Off && os.Getuid() == 0 {
+			// Root outside a user namespace may TIOCSTI any terminal:
+			// mode off confines nothing.
+			t.Logf("mode off as root: %s", got)
+			continue
+		}
+		if got != "clean" {
+			t.Errorf("mode %s: %s", mode, got)
+		}
+	}
+}
+
+// childTTYHost has the pty as its controlling terminal, runs a command
+// that tries TIOCSTI on it, and reports whether input arrived.
+func childTTYHost() int {
+	dir, mode := os.Getenv("WARDEN_SANDBOX_TEST_DIR"), Mode(os.Getenv("WARDEN_SANDBOX_TEST_MODE"))
+	report := func(s string) int {
+		_ = os.WriteFile(filepath.Join(dir, "result"), []byte(s), 0o600)
+		return 0
+	}
+	s, err := New(context.Background(), Config{Mode: mode, TempRoot: filepath.Join(dir, "t"), Hide: []string{filepath.Join(dir, "t")}})
+	if err != nil || s.Err() != nil {
+		return report(fmt.Sprint("no sandbox: ", err, s.Status().Why))
+	}
+	c, err := s.Command(Spec{Path: "python3", Args: []string{"-c", "import fcntl, termios\nfor ch in b'INJECTED\\n': fcntl.ioctl(0, termios.TIOCSTI, bytes([ch]))"},
+		Dir: dir, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stdout})
+	if err != nil {
+		return report(err.Error())
+	}
+	_ = c.Run(context.Background())
+	// Whatever was injected waits in the terminal's input queue.
+	if err := syscall.SetNonblock(0, true); err != nil {
+		return report(err.Error())
+	}
+	buf := make([]byte, 64)
+	n, _ := syscall.Read(0, buf)
+	if n > 0 {
+		return report(fmt.Sprintf("injected %q", buf[:n]))
+	}
+	return report("clean")
 }
