@@ -157,6 +157,13 @@ func setupAndStart(sp spec) (int, error) {
 	// helper), and the command is forked from it, inheriting both. The
 	// thread is never unlocked: the runtime ends it with the helper.
 	runtime.LockOSThread()
+	// A new, empty session keyring: keys the host's session holds
+	// (possessed, so readable) stay out of reach. Best effort: a kernel
+	// without keys, or a container that refuses keyctl, has none to
+	// inherit either way.
+	if _, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); e != 0 && e != unix.ENOSYS && e != unix.EPERM {
+		return 0, setupf("keyctl(KEYCTL_JOIN_SESSION_KEYRING): %w", e)
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return 0, setupf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}

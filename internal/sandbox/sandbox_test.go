@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -762,4 +763,44 @@ func childTTYHost() int {
 		return report(fmt.Sprintf("injected %q", buf[:n]))
 	}
 	return report("clean")
+}
+
+// TestSessionKeyringIsNotInherited: a key in the host's session keyring
+// (possessed by the host, so readable by it) cannot be read from the
+// sandbox, which starts with an empty session keyring of its own.
+func TestSessionKeyringIsNotInherited(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the probe calls keyctl by its amd64 number")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		if os.Getenv("WARDEN_FULL") == "1" {
+			t.Fatal("WARDEN_FULL=1 but python3 is missing")
+		}
+		t.Skip("python3 is missing")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	secret := fmt.Sprintf("keyring-secret-%d", time.Now().UnixNano())
+	id, err := unix.AddKey("user", "warden-test", []byte(secret), unix.KEY_SPEC_SESSION_KEYRING)
+	if err != nil {
+		t.Skipf("no session keyring here: %v", err)
+	}
+	defer unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_SESSION_KEYRING, 0, 0)
+	probe := fmt.Sprintf(`python3 -c "
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(256)
+n = libc.syscall(250, 11, %d, buf, 256)
+print(buf.raw[:n].decode() if n > 0 else 'refused')
+"`, id)
+	// From outside, as the sandbox's parent would see it: readable.
+	out, err := exec.Command("sh", "-c", probe).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), secret) {
+		t.Fatalf("unsandboxed probe: %v %s", err, out)
+	}
+	e := newEnv(t, nil)
+	got, _ := e.sh(t, probe)
+	if strings.Contains(got, secret) {
+		t.Errorf("the host's session key was read in the sandbox: %s", got)
+	}
 }
