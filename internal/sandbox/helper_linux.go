@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sysProcAttr starts the helper: in new user, mount and PID namespaces
+// sysProcAttr starts the helper: in new user, mount, PID and IPC namespaces
 // (and network, when it is off), mapped to uid and gid 0 inside so it
 // holds the capabilities to build the view there, in a session (and so
 // a process group) of its own, without a controlling terminal: nothing
@@ -27,7 +27,9 @@ func sysProcAttr(confine, network bool) *syscall.SysProcAttr {
 	if !confine {
 		return a
 	}
-	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+	// IPC too: System V shared memory, semaphores and message queues of
+	// the host's user are out of reach.
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 	if !network {
 		a.Cloneflags |= syscall.CLONE_NEWNET
 	}

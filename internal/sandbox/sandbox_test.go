@@ -804,3 +804,24 @@ print(buf.raw[:n].decode() if n > 0 else 'refused')
 		t.Errorf("the host's session key was read in the sandbox: %s", got)
 	}
 }
+
+// TestSysVIPCOfTheHostIsOutOfReach: a System V shared memory segment
+// the host's user created is not visible in the sandbox (its own IPC
+// namespace).
+func TestSysVIPCOfTheHostIsOutOfReach(t *testing.T) {
+	key := int(time.Now().UnixNano()&0x7fffffff) | 1
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|0o600)
+	if err != nil {
+		t.Skipf("no System V shared memory here: %v", err)
+	}
+	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	hex := fmt.Sprintf("%d", key)
+	if b, err := os.ReadFile("/proc/sysvipc/shm"); err != nil || !strings.Contains(string(b), " "+hex+" ") {
+		t.Fatalf("the segment is not listed outside the sandbox: %v", err)
+	}
+	e := newEnv(t, nil)
+	out, err := e.sh(t, "cat /proc/sysvipc/shm")
+	if err != nil || strings.Contains(out, " "+hex+" ") {
+		t.Errorf("the host's segment is visible in the sandbox: %v\n%s", err, out)
+	}
+}
