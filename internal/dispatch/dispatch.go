@@ -58,6 +58,9 @@ import (
 	"github.com/wardenhq/warden/internal/workerapi"
 )
 
+// fenceTimeout bounds the wait for a dead worker's steps to be gone.
+const fenceTimeout = 30 * time.Second
+
 // TokenFD is the file descriptor on which a worker finds its token: the
 // first of exec.Cmd.ExtraFiles.
 const TokenFD = 3
@@ -322,9 +325,11 @@ func (d *Dispatcher) work(ctx context.Context, t store.Task, r store.TaskRun) {
 	// Fence the run before its failure makes the task claimable again:
 	// a step the host still runs for it (the worker died mid-step) is
 	// killed and confirmed gone, and no new one can start.
-	if ferr := d.o.Sandbox.KillRun(context.WithoutCancel(ctx), RunKey(r.ID)); ferr != nil {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceTimeout)
+	if ferr := d.o.Sandbox.KillRun(fctx, RunKey(r.ID)); ferr != nil {
 		log.ErrorContext(ctx, "fence the run", "err", ferr)
 	}
+	cancel()
 	switch {
 	case ctx.Err() != nil:
 		reason = "host shut down while the worker ran"
