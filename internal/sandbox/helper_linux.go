@@ -149,6 +149,9 @@ func setupAndStart(sp spec) (int, error) {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return 0, setupf("mount a /proc for the new PID namespace: %w", err)
 	}
+	if err := guardProc(srcs[sp.View.Empty]); err != nil {
+		return 0, setupf("guard /proc: %w", err)
+	}
 	if !sp.Network {
 		if err := loopbackUp(); err != nil {
 			return 0, setupf("bring up loopback in the new network namespace: %w", err)
@@ -298,7 +301,7 @@ func apply(o op, srcs []int) (int, error) {
 		}
 		return -1, nil
 	case opTmpfs:
-		tfd, _, err := openTarget(o.Target, false, false)
+		tfd, _, err := openTarget(o.Target, false, !o.Optional)
 		if err != nil {
 			if o.Optional && errors.Is(err, unix.ENOENT) {
 				return -1, nil
@@ -339,8 +342,95 @@ func apply(o op, srcs []int) (int, error) {
 			return -1, nil
 		}
 		return mnt, nil
+	case opDevpts:
+		tfd, _, err := openTarget(o.Target, false, true)
+		if err != nil {
+			return -1, err
+		}
+		unix.Close(tfd)
+		// The target lies in the call's fresh /dev tmpfs: no path race.
+		if err := unix.Mount("devpts", o.Target, "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+			return -1, fmt.Errorf("mount devpts: %w", err)
+		}
+		return -1, nil
+	case opSymlink:
+		dir, err := openNoFollow(unix.AT_FDCWD, filepath.Dir(o.Target))
+		if err != nil {
+			return -1, err
+		}
+		defer unix.Close(dir)
+		if err := unix.Symlinkat(o.Link, dir, filepath.Base(o.Target)); err != nil {
+			return -1, fmt.Errorf("symlink: %w", err)
+		}
+		return -1, nil
 	}
 	return -1, fmt.Errorf("unknown operation %q", o.Kind)
+}
+
+// procReadOnly are the parts of /proc that stay read-only, and
+// procMasked those that are hidden, in the call's own /proc (the list
+// container runtimes use): a command running as root — the host's root,
+// when warden runs as root — could otherwise write sysctls such as
+// kernel.core_pattern, trigger sysrq, or read kernel memory maps.
+var (
+	procReadOnly = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+	procMasked   = []string{"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/sched_debug", "/proc/scsi", "/proc/kallsyms", "/proc/kmsg"}
+)
+
+// guardProc applies procReadOnly and procMasked to the fresh /proc; empty
+// is a descriptor of an empty file (to cover masked files).
+func guardProc(empty int) error {
+	for _, p := range procReadOnly {
+		tfd, err := openNoFollow(unix.AT_FDCWD, p)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		err = readOnlyInPlace(tfd)
+		unix.Close(tfd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	for _, p := range procMasked {
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			continue
+		}
+		o := op{Kind: opTmpfs, Target: p, Optional: true, Why: "masked"}
+		src := []int{empty}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			o = op{Kind: opBind, Target: p, Source: 0, File: true, Optional: true, Why: "masked"}
+		}
+		fd, err := apply(o, src)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if fd >= 0 {
+			err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+			unix.Close(fd)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// readOnlyInPlace binds the tree at tfd onto itself, read-only.
+func readOnlyInPlace(tfd int) error {
+	tree, err := unix.OpenTree(tfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(tree)
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	return unix.MoveMount(tree, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
 // openTarget opens an absolute path in the view without following

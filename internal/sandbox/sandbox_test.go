@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -823,5 +824,50 @@ func TestSysVIPCOfTheHostIsOutOfReach(t *testing.T) {
 	out, err := e.sh(t, "cat /proc/sysvipc/shm")
 	if err != nil || strings.Contains(out, " "+hex+" ") {
 		t.Errorf("the host's segment is visible in the sandbox: %v\n%s", err, out)
+	}
+}
+
+// TestOwnDevAndGuardedProc: a call has a /dev of its own (the harmless
+// devices, its own pseudo-terminals: none of the host's disks or the
+// user's terminals) and a /proc whose sysctls, sysrq trigger and kernel
+// memory are out of reach — which matters when warden runs as root,
+// whose commands are root too.
+func TestOwnDevAndGuardedProc(t *testing.T) {
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	must(t, err)
+	defer master.Close()
+	must(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	must(t, err)
+	hostPTY := fmt.Sprintf("/dev/pts/%d", n)
+	e := newEnv(t, nil)
+	// Only opens for writing (":" writes nothing): were the guard gone,
+	// nothing on this machine would change.
+	out, err := e.sh(t, `
+ls /dev | tr '\n' ' '; echo
+echo x > /dev/null && echo null-ok
+head -c 4 /dev/urandom | wc -c
+test -e `+hostPTY+` && echo host-pty-visible
+ls /dev/pts | tr '\n' ' '; echo
+( : >> /proc/sys/kernel/core_pattern ) 2>/dev/null && echo core_pattern-writable
+( : >> /proc/sysrq-trigger ) 2>/dev/null && echo sysrq-writable
+test -s /proc/kcore && echo kcore-readable
+head -c 1 /proc/kallsyms | grep -q . && echo kallsyms-readable
+true
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lines := strings.Split(out, "\n")
+	if got := strings.Fields(lines[0]); !slices.Equal(got, []string{"fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"}) {
+		t.Errorf("/dev holds %v", got)
+	}
+	for _, bad := range []string{"host-pty-visible", "writable", "readable"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("%s:\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out, "null-ok") || !strings.Contains(out, "4\n") {
+		t.Errorf("devices do not work:\n%s", out)
 	}
 }

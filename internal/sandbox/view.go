@@ -17,9 +17,15 @@ const (
 	// opBind binds Sources[Source] onto Target (created if missing),
 	// read-write when Write.
 	opBind = "bind"
-	// opTmpfs mounts an empty tmpfs on Target; read-only once all
-	// operations are done unless Write.
+	// opTmpfs mounts an empty tmpfs on Target (a directory, created
+	// unless Optional); read-only once all operations are done unless
+	// Write.
 	opTmpfs = "tmpfs"
+	// opDevpts mounts a new devpts instance on Target: the call's own
+	// pseudo-terminals, none of the user's.
+	opDevpts = "devpts"
+	// opSymlink creates Target as a symlink to Link.
+	opSymlink = "symlink"
 )
 
 // op is one mount operation of a view.
@@ -38,6 +44,8 @@ type op struct {
 	// of a bind, the hidden directory of a tmpfs): a path swapped after
 	// the host planned the view is refused, not followed.
 	Want fileID `json:"want"`
+	// Link is a symlink's text.
+	Link string `json:"link,omitempty"`
 	// Why says what the operation is for, in errors and tests.
 	Why string `json:"why,omitempty"`
 }
@@ -49,7 +57,10 @@ type view struct {
 	// and checks each is still the file the host saw (SourceIDs).
 	Sources   []string `json:"sources"`
 	SourceIDs []fileID `json:"source_ids"`
-	Ops       []op     `json:"ops"`
+	// Empty is the source index of an empty read-only file (to cover
+	// hidden files).
+	Empty int  `json:"empty"`
+	Ops   []op `json:"ops"`
 	// Writable are the writable roots (for Landlock), private
 	// temporary directories included.
 	Writable []string `json:"writable"`
@@ -141,6 +152,10 @@ func (s *Sandbox) roots(sp Spec) (string, []string, error) {
 // files).
 func (s *Sandbox) buildView(sp Spec, ws string, roots []string, tmp, empty string) (view, error) {
 	var v view
+	var err error
+	if v.Empty, err = v.source(empty); err != nil {
+		return view{}, fmt.Errorf("empty file: %w", err)
+	}
 	if err := v.bind(tmp, "/tmp", true, false, "private temporary directory"); err != nil {
 		return view{}, err
 	}
@@ -153,9 +168,8 @@ func (s *Sandbox) buildView(sp Spec, ws string, roots []string, tmp, empty strin
 		v.Ops[len(v.Ops)-1].Want = fileID{}
 		v.Writable = append(v.Writable, "/var/tmp")
 	}
-	if isDir("/dev/shm") {
-		v.Ops = append(v.Ops, op{Kind: opTmpfs, Target: "/dev/shm", Write: true, Why: "private shared memory"})
-		v.Writable = append(v.Writable, "/dev/shm")
+	if err := v.dev(); err != nil {
+		return view{}, err
 	}
 	for _, r := range roots {
 		if err := v.bind(r, r, true, false, "writable root"); err != nil {
@@ -192,11 +206,7 @@ func (s *Sandbox) buildView(sp Spec, ws string, roots []string, tmp, empty strin
 			v.Ops = append(v.Ops, op{Kind: opTmpfs, Target: h, Optional: optional, Want: want, Why: "hidden"})
 			continue
 		}
-		i, err := v.source(empty)
-		if err != nil {
-			return view{}, fmt.Errorf("hide %s: %w", h, err)
-		}
-		v.Ops = append(v.Ops, op{Kind: opBind, Source: i, Target: h, File: true, Optional: optional, Want: want, Why: "hidden"})
+		v.Ops = append(v.Ops, op{Kind: opBind, Source: v.Empty, Target: h, File: true, Optional: optional, Want: want, Why: "hidden"})
 	}
 	expose := slices.Clone(sp.Expose)
 	// The program itself and warden's own binary, when they live where
@@ -245,6 +255,40 @@ func identify(p string) (fileID, error) {
 		return fileID{}, err
 	}
 	return statID(fi), nil
+}
+
+// devices are the host's device nodes a call gets in its own /dev;
+// nothing else of the host's /dev (disks, the user's terminals, kvm…)
+// is there.
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// dev plans a /dev of the call's own, as container runtimes build it:
+// an empty tmpfs with the harmless devices bound in, a new devpts
+// instance (the call's own pseudo-terminals: it cannot read the user's),
+// a private /dev/shm and the usual symlinks.
+func (v *view) dev() error {
+	v.Ops = append(v.Ops, op{Kind: opTmpfs, Target: "/dev", Why: "a /dev of its own"})
+	for _, d := range devices {
+		p := "/dev/" + d
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := v.bind(p, p, true, true, "device"); err != nil {
+			return err
+		}
+		v.Ops[len(v.Ops)-1].Want = fileID{} // the target is the new, empty /dev's
+	}
+	v.Ops = append(v.Ops,
+		op{Kind: opTmpfs, Target: "/dev/shm", Write: true, Why: "private shared memory"},
+		op{Kind: opDevpts, Target: "/dev/pts", Why: "its own pseudo-terminals"},
+		op{Kind: opSymlink, Target: "/dev/ptmx", Link: "pts/ptmx"},
+		op{Kind: opSymlink, Target: "/dev/fd", Link: "/proc/self/fd"},
+		op{Kind: opSymlink, Target: "/dev/stdin", Link: "/proc/self/fd/0"},
+		op{Kind: opSymlink, Target: "/dev/stdout", Link: "/proc/self/fd/1"},
+		op{Kind: opSymlink, Target: "/dev/stderr", Link: "/proc/self/fd/2"},
+	)
+	v.Writable = append(v.Writable, "/dev/shm")
+	return nil
 }
 
 func isDir(p string) bool {
