@@ -187,11 +187,9 @@ func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
 	if err != nil {
 		return err
 	}
-	cfgPath := opts.config
-	if cfgPath == "" {
-		if cfgPath, err = defaultConfigPath(); err != nil {
-			return err
-		}
+	cfgPath, err := resolveConfigPath(opts.config)
+	if err != nil {
+		return err
 	}
 	local, err := host.OpenLocal(ctx, host.LocalConfig{
 		StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: env.environ, Commands: true,

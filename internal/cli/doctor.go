@@ -62,11 +62,9 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdout io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cfgPath := opts.config
-	if cfgPath == "" {
-		if cfgPath, err = defaultConfigPath(); err != nil {
-			return err
-		}
+	cfgPath, err := resolveConfigPath(opts.config)
+	if err != nil {
+		return err
 	}
 	cfg, cfgResult := configCheck(cfgPath)
 	checks := []doctor.Check{

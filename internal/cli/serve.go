@@ -119,11 +119,9 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	cfgPath := opts.config
-	if cfgPath == "" {
-		if cfgPath, err = defaultConfigPath(); err != nil {
-			return err
-		}
+	cfgPath, err := resolveConfigPath(opts.config)
+	if err != nil {
+		return err
 	}
 	logger := opts.log.logger(stderr, slog.LevelInfo)
 	err = host.Run(ctx, host.Config{

@@ -102,21 +102,7 @@ func fencingAfterHostKill(t *testing.T, bin, mode string) {
 		}
 	})
 	serve := func(n string) (*proc, *localapi.Client) {
-		t.Helper()
-		p := startProc(t, env, root, filepath.Join(root, "serve-"+n+".log"), bin,
-			"serve", "--state", state, "--config", conf, "--scratch", scratch, "--addr", "127.0.0.1:0")
-		c := localapi.NewClient(filepath.Join(state, localapi.SocketName))
-		t.Cleanup(c.Close)
-		waitFor(t, "host "+n+" to serve", func() bool {
-			select {
-			case <-p.done:
-				t.Fatalf("host %s exited: %v\n%s", n, p.err, p.output())
-			default:
-			}
-			_, err := c.Approvals(t.Context())
-			return err == nil
-		})
-		return p, c
+		return serveProc(t, bin, env, root, state, conf, scratch, n)
 	}
 	ctx := t.Context()
 	host1, c1 := serve("1")

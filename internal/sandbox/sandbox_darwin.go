@@ -13,18 +13,6 @@ import (
 // sandboxExec is macOS's Seatbelt front end.
 const sandboxExec = "/usr/bin/sandbox-exec"
 
-func sysProcAttr(confine, network bool) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setsid: true}
-}
-
-func selfExe() string {
-	p, err := os.Executable()
-	if err != nil {
-		return os.Args[0]
-	}
-	return p
-}
-
 // confine on macOS execs the command under sandbox-exec with the
 // profile the host generated (see seatbeltProfile).
 func confine(sp spec, _, rep *os.File) int {

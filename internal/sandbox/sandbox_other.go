@@ -7,20 +7,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
-	"syscall"
 )
-
-func sysProcAttr(confine, network bool) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setsid: true}
-}
-
-func selfExe() string {
-	p, err := os.Executable()
-	if err != nil {
-		return os.Args[0]
-	}
-	return p
-}
 
 func confine(_ spec, _, rep *os.File) int {
 	report(rep, reportError+"setup: warden has no sandbox for "+runtime.GOOS)

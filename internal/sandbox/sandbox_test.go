@@ -705,12 +705,7 @@ func TestNoTerminalInjection(t *testing.T) {
 	if b, _ := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti"); strings.TrimSpace(string(b)) == "0" {
 		t.Skip("this kernel refuses TIOCSTI to everyone (dev.tty.legacy_tiocsti=0): nothing to test")
 	}
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	must(t, err)
-	defer master.Close()
-	must(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	must(t, err)
+	master, n := openPTY(t)
 	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	must(t, err)
 	defer slave.Close()
@@ -734,6 +729,19 @@ func TestNoTerminalInjection(t *testing.T) {
 			t.Errorf("mode %s: %s", mode, got)
 		}
 	}
+}
+
+// openPTY opens a pseudo-terminal's master (closed when the test ends)
+// and returns it with its number (/dev/pts/N).
+func openPTY(t *testing.T) (*os.File, int) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	must(t, err)
+	t.Cleanup(func() { master.Close() })
+	must(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	must(t, err)
+	return master, n
 }
 
 // childTTYHost has the pty as its controlling terminal, runs a command
@@ -840,12 +848,7 @@ func TestSysVIPCOfTheHostIsOutOfReach(t *testing.T) {
 // memory are out of reach — which matters when warden runs as root,
 // whose commands are root too.
 func TestOwnDevAndGuardedProc(t *testing.T) {
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	must(t, err)
-	defer master.Close()
-	must(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	must(t, err)
+	_, n := openPTY(t)
 	hostPTY := fmt.Sprintf("/dev/pts/%d", n)
 	e := newEnv(t, nil)
 	// Only opens for writing (":" writes nothing): were the guard gone,
