@@ -364,7 +364,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	if h.console, err = web.New(web.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Credentials: h.creds, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
-		Dir: h.consoleDir,
+		Dir:  h.consoleDir,
 		Cron: h.cron, CronStore: h.db, Board: h.db, Agent: h.agents.agent,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 		Warnings:   consoleWarnings(h.sandbox.Status()),

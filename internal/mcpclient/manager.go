@@ -446,7 +446,7 @@ func (m *Manager) transport(ctx context.Context, server config.MCPServer, ownerT
 func (m *Manager) command(server config.MCPServer, stderr *lineLogger, ownerText string) sandbox.Spec {
 	return sandbox.Spec{
 		Path: server.Command[0], Args: server.Command[1:],
-		Env:    execenv.Build(m.opts.Environ, append(slices.Clone(m.opts.Passthrough), server.Env...), nil),
+		Env: execenv.Build(m.opts.Environ, append(slices.Clone(m.opts.Passthrough), server.Env...), nil),
 		Dir: m.opts.Dir, Stderr: stderr, Owner: ownerText,
 	}
 }
