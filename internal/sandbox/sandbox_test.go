@@ -881,3 +881,55 @@ true
 		t.Errorf("devices do not work:\n%s", out)
 	}
 }
+
+// TestTableFloorsStayReadOnly: what the protected-path table never lets
+// a writer touch stays read-only inside writable roots — in the
+// workspace (.env, other agents' settings) and in a home directory made
+// writable by the configuration (start-up files, ~/.ssh, ~/.local/bin) —
+// while the rest of those roots is writable.
+func TestTableFloorsStayReadOnly(t *testing.T) {
+	home := t.TempDir()
+	e := newEnv(t, func(c *Config) { c.Home, c.Writable = home, []string{home} })
+	files := map[string]string{
+		filepath.Join(e.ws, ".env"):                          "SECRET=1\n",
+		filepath.Join(e.ws, ".env.example"):                  "SECRET=\n",
+		filepath.Join(e.ws, ".claude", "settings.json"):      "{}\n",
+		filepath.Join(e.ws, ".mcp.json"):                     "{}\n",
+		filepath.Join(home, ".bashrc"):                       "# rc\n",
+		filepath.Join(home, ".ssh", "authorized_keys"):       "",
+		filepath.Join(home, ".local", "bin", "placeholder"):  "",
+		filepath.Join(home, ".config", "autostart", "x.txt"): "",
+	}
+	for p, body := range files {
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	out, err := e.sh(t, fmt.Sprintf(`
+H=%s
+w() { ( echo pwned >> "$1" ) 2>/dev/null && echo "wrote $2"; }
+w .env env; w .env.example env-example; w .claude/settings.json claude; w .mcp.json mcp
+w "$H/.bashrc" bashrc; w "$H/.ssh/authorized_keys" ssh; w "$H/.local/bin/ls" local-bin; w "$H/.config/autostart/evil.desktop" autostart
+w "$H/notes.txt" home-notes
+true`, home))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"wrote env-example", "wrote home-notes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"wrote env\n", "claude", "mcp", "bashrc", "ssh", "local-bin", "autostart"} {
+		if strings.Contains(out, "wrote "+strings.TrimPrefix(bad, "wrote ")) {
+			t.Errorf("a floor was written (%s):\n%s", bad, out)
+		}
+	}
+	for p, body := range files {
+		if strings.HasSuffix(p, ".env.example") {
+			continue
+		}
+		if b, _ := os.ReadFile(p); string(b) != body {
+			t.Errorf("%s changed: %q", p, b)
+		}
+	}
+}

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/wardenhq/warden/internal/protect"
 )
 
 // Mount operation kinds, applied by the helper in order after every
@@ -296,49 +299,42 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// Protected names, relative to a writable root: what the host or the
-// user's tools later execute or load, kept read-only even there.
-var rootProtected = []struct{ rel, why string }{
-	{".git/hooks", "git runs hooks on the user's next commit"},
-	{".git/config", "git config can name programs git runs (core.hooksPath, core.fsmonitor, aliases)"},
-	{".claude/settings.json", "Claude Code's project settings hold hooks and permissions"},
-	{".claude/settings.local.json", "Claude Code's local project settings"},
-	{".mcp.json", "project MCP servers are started by the user's agents"},
-	{".codex", "Codex's project configuration"},
-	{".gemini/settings.json", "Gemini CLI's project settings"},
-	{".cursor/mcp.json", "Cursor's project MCP servers"},
+// protectedTable is the one protected-path table (internal/protect)
+// every writer is judged by; the sandbox keeps its write floors
+// read-only inside writable roots, so a command cannot do through the
+// file system what the gate would refuse it as a write.
+var protectedTable = protect.New(protect.Paths{})
+
+// kept reports whether the sandbox keeps an entry's paths read-only:
+// writes the table never allows (floor, hardline) and a PATH directory
+// in the home (a program there shadows a system one). warden's own
+// paths are hidden instead.
+func kept(e protect.Entry) bool {
+	if e.Access&protect.Write == 0 || e.Class == protect.ClassSelf {
+		return false
+	}
+	return e.Tier >= protect.Floor || e.Class == protect.ClassUserBin
 }
 
-// homeProtected are kept read-only when a writable root holds the home
-// directory (only a configured sandbox.writable can).
-var homeProtected = []string{
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
-	".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".inputrc", ".xinitrc", ".xprofile",
-	".xsessionrc", ".pam_environment", ".config/fish", ".config/environment.d", ".ssh", ".gnupg",
-	".gitconfig", ".config/git", ".config/autostart", ".config/systemd", ".local/share/systemd",
-	".local/bin", "bin", ".claude", ".claude.json", ".codex", ".gemini", ".cursor", ".hermes",
-	".config/warden", ".local/state/warden", ".netrc", ".git-credentials", ".aws", ".kube",
-	".docker", ".config/gh", ".npmrc", ".pypirc",
-}
-
-// RootProtected lists, for the docs, what stays read-only inside every
-// writable root.
-func RootProtected() [][2]string {
-	out := make([][2]string, len(rootProtected))
-	for i, p := range rootProtected {
-		out[i] = [2]string{p.rel, p.why}
+// Protected lists, for the docs, the table patterns the sandbox keeps
+// read-only inside writable roots.
+func Protected() []string {
+	var out []string
+	for _, e := range protectedTable.Entries() {
+		if kept(e) && !slices.Contains(out, e.Pattern) {
+			out = append(out, e.Pattern)
+		}
 	}
 	return out
 }
 
-// HomeProtected lists, for the docs, what stays read-only in a
-// writable home directory.
-func HomeProtected() []string { return slices.Clone(homeProtected) }
-
-// protected returns the existing paths inside roots to keep read-only,
-// symlinks resolved (a target outside every root is read-only anyway).
-// A repository whose .git has no hooks directory gets an empty one
-// (what git init makes), so no hook can be added.
+// protected returns the existing paths inside roots that the table's
+// write floors cover, symlinks resolved (a target outside every root is
+// read-only anyway). A relative pattern (".git/hooks/**", ".bashrc") is
+// looked for at the top of each root, and in the home directory when a
+// root holds it; deeper copies (a repository nested in the workspace)
+// are not searched. A repository whose .git has no hooks directory gets
+// an empty one (what git init makes), so no hook can be added.
 func protected(roots []string, home string) []string {
 	var out []string
 	add := func(p string) {
@@ -348,18 +344,45 @@ func protected(roots []string, home string) []string {
 		}
 		out = append(out, r)
 	}
+	bases := slices.Clone(roots)
+	if home != "" && covered(home, roots) {
+		bases = append(bases, home)
+	}
 	for _, root := range roots {
-		for _, p := range rootProtected {
-			add(filepath.Join(root, p.rel))
+		if fi, err := os.Lstat(filepath.Join(root, ".git")); err == nil && fi.IsDir() {
+			_ = os.Mkdir(filepath.Join(root, ".git", "hooks"), 0o755) // exists usually
 		}
+	}
+	for _, e := range protectedTable.Entries() {
+		if !kept(e) {
+			continue
+		}
+		pat := strings.TrimSuffix(e.Pattern, "/**")
+		if strings.Contains(pat, "**") {
+			continue // a pattern at any depth below: not searched
+		}
+		var globs []string
+		if path.IsAbs(pat) {
+			globs = []string{pat}
+		} else {
+			for _, b := range bases {
+				globs = append(globs, filepath.Join(b, pat))
+			}
+		}
+		for _, g := range globs {
+			matches, _ := filepath.Glob(g)
+			for _, m := range matches {
+				// The table's own judgement, exceptions included
+				// (.env.example is no .env).
+				if mt := protectedTable.Match(m, protect.Write); mt.Tier >= protect.Floor || mt.Class == protect.ClassUserBin {
+					add(m)
+				}
+			}
+		}
+	}
+	for _, root := range roots {
 		git := filepath.Join(root, ".git")
-		fi, err := os.Lstat(git)
-		switch {
-		case err != nil:
-		case fi.IsDir():
-			_ = os.Mkdir(filepath.Join(git, "hooks"), 0o755) // exists usually
-			add(filepath.Join(git, "hooks"))
-		case fi.Mode().IsRegular():
+		if fi, err := os.Lstat(git); err == nil && fi.Mode().IsRegular() {
 			// A worktree or submodule: .git names the real directory.
 			add(git)
 			if dir := gitdir(git); dir != "" {
@@ -369,11 +392,6 @@ func protected(roots []string, home string) []string {
 					add(filepath.Join(common, "hooks"))
 					add(filepath.Join(common, "config"))
 				}
-			}
-		}
-		if home != "" && within(home, root) {
-			for _, rel := range homeProtected {
-				add(filepath.Join(home, rel))
 			}
 		}
 	}
