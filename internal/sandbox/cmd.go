@@ -150,6 +150,11 @@ func (s *Sandbox) emptyFile() (string, error) {
 	if err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 		return p, nil
 	}
+	s.mu.Lock() // one creator at a time
+	defer s.mu.Unlock()
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return p, nil
+	}
 	_ = os.Remove(p)
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o400)
 	if err != nil {
