@@ -157,6 +157,11 @@ func (s *Sandbox) emptyFile() (string, error) {
 	}
 	_ = os.Remove(p)
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o400)
+	if errors.Is(err, os.ErrExist) { // another process made it meanwhile
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			return p, nil
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("sandbox: empty file: %w", err)
 	}
