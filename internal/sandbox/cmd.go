@@ -328,13 +328,9 @@ func (c *Cmd) record(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: identify the started process: %w", err)
 	}
+	// The program only: a command line may hold a secret, and the
+	// record is plain text until it is forgotten.
 	what := filepath.Base(c.sp.Path)
-	if len(c.sp.Args) > 0 {
-		what += " " + strings.Join(c.sp.Args, " ")
-	}
-	if r := []rune(what); len(r) > 200 {
-		what = string(r[:200]) + "…"
-	}
 	p := store.Process{
 		ID: c.id, Spawner: s.cfg.Spawner, SpawnerPID: s.self.pid, SpawnerStart: s.self.start, Boot: s.self.boot,
 		PID: c.pid, Start: start, PGID: c.pid, Sandboxed: s.cfg.Mode != Off,

@@ -36,7 +36,8 @@ type Process struct {
 	// cron or kanban run ("cron:RUN", "kanban:RUN"), "" otherwise.
 	Owner string
 	Run   string
-	// What describes the process for logs (its program).
+	// What names the process for logs: its program, never its
+	// arguments (they may hold secrets).
 	What string
 	// TempDir is the call's private temporary directory on the host,
 	// removed once the process is gone.
