@@ -107,7 +107,10 @@ func adminSocketUnreachable(t *testing.T, mode, want string) {
 	th := startHost(t, cfg)
 	ctx := t.Context()
 	sock := filepath.Join(th.cfg.StateDir, localapi.SocketName)
-	pathFile := filepath.Join(t.TempDir(), "socket-path")
+	// In the calls' workspace: what a sandboxed call sees of the host's
+	// /tmp.
+	work := t.TempDir()
+	pathFile := filepath.Join(work, "socket-path")
 	if err := os.WriteFile(pathFile, []byte(sock), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func adminSocketUnreachable(t *testing.T, mode, want string) {
 
 	// A tool run's process.
 	var out strings.Builder
-	err = th.client.Exec(ctx, localapi.ExecRequest{Session: "s1", Command: probe}, func(e localapi.Event) error {
+	err = th.client.Exec(ctx, localapi.ExecRequest{Session: "s1", Command: probe, Dir: work}, func(e localapi.Event) error {
 		if e.Event == localapi.EventStdout {
 			out.WriteString(e.Data)
 		}
@@ -133,7 +136,7 @@ func adminSocketUnreachable(t *testing.T, mode, want string) {
 	}
 
 	// A worker's process.
-	task, err := th.client.AddKanbanTask(ctx, localapi.KanbanAddRequest{Title: "probe", Steps: []string{probe}})
+	task, err := th.client.AddKanbanTask(ctx, localapi.KanbanAddRequest{Title: "probe", Workspace: "dir:" + work, Steps: []string{probe}})
 	if err != nil {
 		t.Fatal(err)
 	}
