@@ -93,6 +93,7 @@ ask.
 		newKanbanCmd(),
 		newWorkerCmd(),
 		newHookCmd(),
+		newImportCmd(),
 		newMCPCmd(),
 		newManCmd(),
 		newServiceCmd(),

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,12 +26,27 @@ import (
 // gives the os error wrapped (errors.Is(err, fs.ErrNotExist) works); a
 // file that is not a valid configuration gives errors matching
 // ErrInvalid.
+//
+// An empty or whitespace-only file is refused (ErrEmpty, which also
+// matches ErrInvalid): a file truncated by an editor or a failed write
+// must not read as "no rules". The defaults are written `{}`.
 func Load(path string) (*Config, []Warning, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load config: %w", err)
 	}
-	return Parse(data, path)
+	return parseFile(data, path)
+}
+
+// parseFile is Parse for the contents of a file: an empty or
+// whitespace-only file is an error, not the defaults.
+func parseFile(data []byte, name string) (*Config, []Warning, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		e := newError(name, nil, "the file is empty (%d bytes, whitespace only): refused, as a deleted file is; write {} to run with the defaults", len(data))
+		e.err = ErrEmpty
+		return nil, nil, e
+	}
+	return Parse(data, name)
 }
 
 // readFile reads at most MaxFileSize bytes, so pointing warden at a huge
@@ -137,7 +153,13 @@ type rawConfig struct {
 	Kanban           *rawKanban    `yaml:"kanban"`
 	LLM              *rawLLM       `yaml:"llm"`
 	Sandbox          *rawSandbox   `yaml:"sandbox"`
+	Hook             *rawHook      `yaml:"hook"`
 	Analysis         *rawAnalysis  `yaml:"analysis"`
+	Audit            *rawAudit     `yaml:"audit"`
+}
+
+type rawHook struct {
+	AllowSafe node `yaml:"allow_safe"`
 }
 
 type rawAnalysis struct {
@@ -203,9 +225,12 @@ func (r *rawRules) UnmarshalYAML(x ast.Node) error {
 // rawMCPRule keeps its own node so an incomplete rule can be reported
 // where it is.
 type rawMCPRule struct {
-	n             ast.Node
-	mapping       bool
-	Match, Action node
+	n       ast.Node
+	mapping bool
+	// The tags name the keys decode reads (for the schema's drift test;
+	// decode itself reads them through a struct of its own).
+	Match  node `yaml:"match"`
+	Action node `yaml:"action"`
 }
 
 func (r *rawMCPRule) decode(x ast.Node) error {
@@ -296,6 +321,13 @@ func (v *validator) config(raw *rawConfig) *Config {
 	}
 	cfg.LLM = v.llm(raw.LLM)
 	cfg.Sandbox = v.sandbox(raw.Sandbox)
+	if h := raw.Hook; h != nil && h.AllowSafe.n != nil {
+		b, ok := boolValue(h.AllowSafe.n)
+		if !ok {
+			v.errorf(h.AllowSafe.n, "hook.allow_safe: want true or false, got %s", describe(h.AllowSafe.n))
+		}
+		cfg.Hook.AllowSafe = b
+	}
 	if w := raw.Write; w != nil {
 		cfg.Write.Protected = v.paths(w.Protected.n, "write.protected", false)
 		cfg.Write.SafeRoots = v.paths(w.SafeRoots.n, "write.safe_roots", true)
@@ -315,6 +347,7 @@ func (v *validator) config(raw *rawConfig) *Config {
 			v.errorf(a.Profile.n, "analysis.profile: want default or strict, got %q", s)
 		}
 	}
+	cfg.Audit = v.audit(raw.Audit)
 	if k := raw.Kanban; k != nil {
 		cfg.Kanban.FailureLimit = v.count(k.FailureLimit.n, "kanban.failure_limit", DefaultFailureLimit, 100)
 		cfg.Kanban.Concurrency = v.count(k.Concurrency.n, "kanban.concurrency", DefaultConcurrency, 64)
