@@ -483,3 +483,29 @@ func TestConsoleWorkspace(t *testing.T) {
 		t.Errorf("console workspace: %v %v", fi, err)
 	}
 }
+
+// TestSandboxOffLabelsQuestions: with the sandbox off, a question's own
+// records (asked, answered — written by the store with the request)
+// say so too, not only the gate's decisions.
+func TestSandboxOffLabelsQuestions(t *testing.T) {
+	cfg := newConfig(t)
+	must(t, os.WriteFile(cfg.ConfigPath, []byte("sandbox: off\napprovals:\n  timeout: 600\n"), 0o600))
+	th := startHost(t, cfg)
+	work := t.TempDir()
+	s := startExec(t.Context(), th.client, localapi.ExecRequest{Session: "q", Command: "rm -rf ./x", Dir: work})
+	ev, _ := s.until(t, localapi.EventPending)
+	if _, err := th.client.Deny(t.Context(), ev.ID, localapi.DenyRequest{Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	s.until(t, localapi.EventDenied)
+	ds, err := th.st.Decisions(t.Context(), store.AuditFilter{Session: "q"})
+	must(t, err)
+	if len(ds) < 2 {
+		t.Fatalf("records: %+v", ds)
+	}
+	for _, d := range ds {
+		if d.Sandbox != "off" {
+			t.Errorf("record %d (%s %s): sandbox %q, want off", d.Seq, d.Verdict, d.Rule, d.Sandbox)
+		}
+	}
+}

@@ -301,6 +301,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
+	h.db.SetSandboxLabel(sandbox.Label(h.sandbox)) // the records the store writes itself (a question's ask and end)
 	if st := h.sandbox.Status(); st.Refusing {
 		h.log.Error("sandbox unavailable: every command will be refused", "why", st.Why, "fix", st.Fix)
 	} else if st.Mode == sandbox.Off {

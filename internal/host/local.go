@@ -102,6 +102,7 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 			db.Close()
 			return nil, fmt.Errorf("open local gate: %w", err)
 		}
+		db.SetSandboxLabel(sandbox.Label(l.Sandbox))
 	}
 	l.Broker = broker.New(broker.Options{Requests: db, Grants: db, Host: l.ID, Alive: alive, Timeout: pol.Timeout, Logger: cfg.Logger})
 	if l.agents, err = newAgents(agentDeps{cfg: conf, environ: cfg.Environ, convs: db, logger: cfg.Logger, sandbox: l.Sandbox}); err != nil {
