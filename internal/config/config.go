@@ -65,6 +65,8 @@ type Config struct {
 	Kanban Kanban
 	// LLM holds the llm: section (the agents' and guardian's model).
 	LLM LLM
+	// Sandbox holds the sandbox: section.
+	Sandbox Sandbox
 	// Hook holds the hook: section (warden hook for other agents).
 	Hook Hook
 	// Analysis holds the analysis: section.
@@ -184,8 +186,9 @@ func Default() *Config {
 			DenialBreakerThreshold: DefaultDenialBreakerThreshold,
 			SmartFailureThreshold:  DefaultSmartFailureThreshold,
 		},
-		LLM:    defaultLLM(),
-		Kanban: Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
+		LLM:     defaultLLM(),
+		Sandbox: defaultSandbox(),
+		Kanban:  Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
 	}
 }
 

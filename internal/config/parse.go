@@ -152,6 +152,7 @@ type rawConfig struct {
 	Tools            *rawTools     `yaml:"tools"`
 	Kanban           *rawKanban    `yaml:"kanban"`
 	LLM              *rawLLM       `yaml:"llm"`
+	Sandbox          *rawSandbox   `yaml:"sandbox"`
 	Hook             *rawHook      `yaml:"hook"`
 	Analysis         *rawAnalysis  `yaml:"analysis"`
 	Audit            *rawAudit     `yaml:"audit"`
@@ -319,6 +320,7 @@ func (v *validator) config(raw *rawConfig) *Config {
 		}
 	}
 	cfg.LLM = v.llm(raw.LLM)
+	cfg.Sandbox = v.sandbox(raw.Sandbox)
 	if h := raw.Hook; h != nil && h.AllowSafe.n != nil {
 		b, ok := boolValue(h.AllowSafe.n)
 		if !ok {

@@ -84,6 +84,9 @@ func render(cfg *Config, warns []Warning, err error) string {
 		if l := cfg.LLM; l != defaultLLM() {
 			fmt.Fprintf(&b, "llm: %+v\n", l)
 		}
+		if s := cfg.Sandbox; s.Mode != SandboxWorkspaceWrite || !s.Network || len(s.Hide)+len(s.Writable) > 0 {
+			fmt.Fprintf(&b, "sandbox: mode=%s network=%v hide=%q writable=%q\n", s.Mode, s.Network, s.Hide, s.Writable)
+		}
 	}
 	for _, w := range warns {
 		fmt.Fprintf(&b, "warning: %s\n", w)
