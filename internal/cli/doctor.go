@@ -8,12 +8,14 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/doctor"
 	"github.com/wardenhq/warden/internal/host"
+	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/sandbox"
 )
 
@@ -31,10 +33,14 @@ its facts.
   sandbox  the sandbox the host's commands run in (sandbox: in the config):
            the mode, whether a test run of it works on this kernel (user
            namespaces, Landlock ABI), and what is hidden and writable
+  host     the running host (over the admin socket of --state), if any:
+           whether the config file on disk is the one in force (warn when
+           a reload was refused and the last good config still rules) and
+           whether its store accepts work
 
-Exit status: 0 when no check fails, 2 when one does (a broken config, or a
+Exit status: 0 when no check fails, 2 when one does (a broken config, a
 kernel that cannot sandbox while sandbox.mode is not off: every command
-would be refused).`
+would be refused, or a running host whose store refuses work).`
 
 func newDoctorCmd() *cobra.Command {
 	var opts doctorOptions
@@ -78,6 +84,8 @@ func runDoctor(ctx context.Context, opts doctorOptions, stdout io.Writer) error 
 			})
 		}),
 	}
+	sock := filepath.Join(state, localapi.SocketName)
+	checks = append(checks, doctor.HostCheck(localapi.NewClient(sock).Status))
 	results := doctor.Run(ctx, checks)
 	if opts.json {
 		err = doctor.JSON(stdout, results)

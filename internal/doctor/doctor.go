@@ -1,8 +1,7 @@
 // Package doctor is `warden doctor`: a list of checks, each saying
 // what is in force and why, run in order and rendered as text or JSON.
 // A check is a name and a function; add one by appending it to the
-// list the CLI builds (config reload state and store health are
-// natural next ones).
+// list the CLI builds.
 package doctor
 
 import (

@@ -933,3 +933,23 @@ true`, home))
 		}
 	}
 }
+
+// TestSeatbeltHidesSockets: on macOS a unix-socket connect is a network
+// operation, so hiding the state directory from file reads is not enough;
+// the profile must also deny connects to sockets under every hidden path,
+// after (so over) the network allowance, with the network on or off.
+func TestSeatbeltHidesSockets(t *testing.T) {
+	for _, network := range []bool{true, false} {
+		p := seatbeltProfile([]string{"/w"}, []string{"/state", "/conf"}, nil, network)
+		for _, h := range []string{"/state", "/conf"} {
+			deny := `(deny network-outbound (remote unix-socket (subpath "` + h + `")))`
+			i := strings.Index(p, deny)
+			if i < 0 {
+				t.Fatalf("network=%v: profile lacks %s:\n%s", network, deny, p)
+			}
+			if j := strings.LastIndex(p, "(allow network*"); j > i {
+				t.Errorf("network=%v: an allow follows the deny of %s:\n%s", network, h, p)
+			}
+		}
+	}
+}

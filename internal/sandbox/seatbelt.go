@@ -8,7 +8,8 @@ import (
 // seatbeltProfile is the macOS sandbox-exec (Seatbelt) profile of a
 // call: read everything but the hidden paths, write only the writable
 // roots (the private temporary directory among them) except the
-// protected paths inside them, network only when it is on, signals
+// protected paths inside them, network only when it is on (and never
+// to a unix socket under a hidden path), signals
 // only within the sandbox. macOS has no PID namespace: what a call
 // leaves running is killed with its process group, and a process that
 // leaves the group (setsid) outlives the call. It is generated on every
@@ -39,6 +40,12 @@ func seatbeltProfile(writable, hide, readOnly []string, network bool) string {
 		b.WriteString("(allow network*)\n")
 	} else {
 		b.WriteString("(allow network* (local unix-socket))\n")
+	}
+	// Connecting to a unix socket is a network operation to Seatbelt, not
+	// a file read: without these, a call could reach the host's admin
+	// socket inside a hidden state directory. Later rules win.
+	for _, h := range hide {
+		b.WriteString("(deny network-outbound (remote unix-socket (subpath " + sbString(h) + ")))\n")
 	}
 	return b.String()
 }
