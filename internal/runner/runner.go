@@ -132,6 +132,19 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending fun
 	return out, nil
 }
 
+// Refused audits an answer that was not taken: by (on surface) was not
+// allowed to answer req, or answered from the wrong place, for why. The
+// request is left as it was; the record keeps who tried.
+func (r *Runner) Refused(ctx context.Context, req store.Request, by, surface, why string) error {
+	if r.o.Audit == nil {
+		return errors.New("no audit log")
+	}
+	if _, err := r.o.Audit.AppendDecision(context.WithoutCancel(ctx), audit.Refusal(r.o.Now(), req, by, surface, why)); err != nil {
+		return fmt.Errorf("audit refused answer to %s: %w", req.ID, err)
+	}
+	return nil
+}
+
 // record writes the audit record; a failure blocks the action.
 func (r *Runner) record(ctx context.Context, o owner.Owner, act action.Action, d gate.Decision, req *store.Request) error {
 	if r.o.Audit == nil {
