@@ -103,7 +103,7 @@ func New(o Options) (*Core, error) {
 		o: o, p: o.Platform, name: name, caps: o.Platform.Caps(),
 		log:    o.Logger.With("component", "chat", "platform", name),
 		resync: make(chan struct{}, 1), settle: make(chan chan struct{}),
-		forms:  map[formKey]*formRun{}, gaveUp: map[string]bool{},
+		forms: map[formKey]*formRun{}, gaveUp: map[string]bool{},
 	}, nil
 }
 
