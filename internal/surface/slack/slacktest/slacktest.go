@@ -299,7 +299,7 @@ func (s *Server) Submit(u User, v View, values map[string]string) string {
 	}
 	return s.push("interactive", map[string]any{
 		"type": "view_submission", "team": map[string]any{"id": TeamID}, "api_app_id": AppID, "token": "verif",
-		"user": map[string]any{"id": u.ID, "username": u.Name, "name": u.Name, "team_id": TeamID},
+		"user":       map[string]any{"id": u.ID, "username": u.Name, "name": u.Name, "team_id": TeamID},
 		"trigger_id": "sub." + v.ID,
 		"view": map[string]any{"id": v.ID, "team_id": TeamID, "type": "modal", "callback_id": v.CallbackID, "private_metadata": v.Metadata,
 			"state": map[string]any{"values": state}, "hash": "h", "app_id": AppID, "bot_id": BotID},
@@ -761,4 +761,3 @@ func (s *Server) Disconnect() {
 		_ = s.current.WriteMessage(websocket.TextMessage, []byte(`{"type":"disconnect","reason":"refresh_requested","debug_info":{"host":"slacktest"}}`))
 	}
 }
-
