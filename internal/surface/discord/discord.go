@@ -167,9 +167,9 @@ func (a *Adapter) Connect(ctx context.Context, h chat.Handler) error {
 	s.ShouldReconnectOnError = false
 	s.ShouldReconnectVoiceOnSessionError = false
 	s.StateEnabled = false
-	s.SyncEvents = true    // handlers run on the reader: none outlives the connection
-	s.LogLevel = -1        // discordgo logs to the standard logger; errors come back to us instead
-	s.MaxRestRetries = 1   // an outage is the core's to retry
+	s.SyncEvents = true  // handlers run on the reader: none outlives the connection
+	s.LogLevel = -1      // discordgo logs to the standard logger; errors come back to us instead
+	s.MaxRestRetries = 1 // an outage is the core's to retry
 	lost := make(chan struct{}, 1)
 	var once sync.Once
 	remove := []func(){
