@@ -65,6 +65,8 @@ type Config struct {
 	Kanban Kanban
 	// LLM holds the llm: section (the agents' and guardian's model).
 	LLM LLM
+	// Chat holds the chat: section (Discord, Slack, Telegram, notifiers).
+	Chat Chat
 }
 
 // Tools is the tools: section.
@@ -161,6 +163,7 @@ func Default() *Config {
 		},
 		LLM:    defaultLLM(),
 		Kanban: Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
+		Chat:   Chat{Notify: Notify{After: DefaultNotifyAfter}},
 	}
 }
 

@@ -136,6 +136,7 @@ type rawConfig struct {
 	Tools            *rawTools     `yaml:"tools"`
 	Kanban           *rawKanban    `yaml:"kanban"`
 	LLM              *rawLLM       `yaml:"llm"`
+	Chat             *rawChat      `yaml:"chat"`
 }
 
 type rawApprovals struct {
@@ -253,6 +254,7 @@ func (v *validator) warnf(n ast.Node, key, format string, args ...any) {
 }
 
 func (v *validator) config(raw *rawConfig) *Config {
+	maskSecrets(raw.Chat)
 	cfg := Default()
 	if a := raw.Approvals; a != nil {
 		ap := &cfg.Approvals
@@ -289,6 +291,7 @@ func (v *validator) config(raw *rawConfig) *Config {
 		}
 	}
 	cfg.LLM = v.llm(raw.LLM)
+	cfg.Chat = v.chat(raw.Chat)
 	if w := raw.Write; w != nil {
 		cfg.Write.Protected = v.paths(w.Protected.n, "write.protected", false)
 		cfg.Write.SafeRoots = v.paths(w.SafeRoots.n, "write.safe_roots", true)
