@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/ancestry"
+	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/connlimit"
 	"github.com/wardenhq/warden/internal/credential"
@@ -178,6 +179,10 @@ type host struct {
 	// creds issues and checks login links, console sessions and API
 	// tokens (kept hashed in the store).
 	creds *credential.Service
+	// surface is what every surface may do (internal/surface); chats are
+	// the chat surfaces and notifiers built on it.
+	surface *Surface
+	chats   *chats
 	// oldToken is set when this start removed a token file left by an
 	// older warden.
 	oldToken bool
@@ -346,6 +351,13 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Logger: cfg.Logger, Limits: cfg.Limits,
 	})
 	h.sockLn = h.api.Limit(h.sockLn)
+	h.surface = NewSurface(SurfaceParts{Broker: h.broker, Requests: h.st, Sessions: h.st, Runner: h.runner, Agent: h.agents.agent,
+		Console: consoleURL, Logger: cfg.Logger})
+	if h.chats, err = newChats(chatDeps{cfg: startCfg.Chat, environ: cfg.Environ, passthrough: startCfg.Tools.EnvPassthrough,
+		home: cfg.Paths.Home, host: h.surface, posts: h.db, logger: cfg.Logger}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	h.pol.onConfig = func(c *config.Config) { h.chats.reload(c.Chat) }
 	h.info = Info{ID: h.id, ConsoleURL: consoleURL, Socket: h.socket}
 	h.banner(recovered)
 	return h, nil
@@ -420,6 +432,9 @@ func (h *host) serve(ctx context.Context) error {
 		}
 	})
 
+	// The chat surfaces, like the scheduler, carry none of ctx's values.
+	h.chats.run(context.Background())
+
 	h.log.InfoContext(ctx, "serving", "console", h.info.ConsoleURL, "socket", h.socket)
 	if h.cfg.Ready != nil {
 		h.cfg.Ready(h.info)
@@ -446,6 +461,7 @@ func (h *host) serve(ctx context.Context) error {
 		})
 	}
 	h.broker.Close(down, cause)               // pending requests withdrawn; their waiters deny
+	h.chats.settle(graceCtx)                  // their chat messages say so; the chat surfaces stop
 	stopServe(errors.New(cause))              // running commands killed
 	stopCron(errors.New(cause))               // cron runs killed and recorded failed (Run returns once they are)
 	stopDispatch(errors.New(cause))           // workers' process groups killed, their runs recorded failed
@@ -482,6 +498,9 @@ func (h *host) banner(recovered int) {
 	fmt.Fprintf(w, "  cron:    %s; steps run in %s\n", plural(h.cronJobs, "job"), h.cronDir)
 	fmt.Fprintf(w, "  kanban:  workers (%s worker) talk to %s; scratch workspaces in %s\n", h.cfg.Executable, h.dispatch.Socket(), h.cfg.ScratchDir)
 	fmt.Fprintf(w, "  agents:  %s\n", h.agents.describe)
+	for _, l := range h.chats.lines {
+		fmt.Fprintf(w, "  chat:    %s\n", l)
+	}
 	if recovered > 0 {
 		fmt.Fprintf(w, "  recovered: withdrew %d request(s) left pending by an earlier run (host restarted)\n", recovered)
 	}

@@ -32,6 +32,9 @@ type policyLoader struct {
 	// onChange receives each newly compiled policy (the gate's
 	// SetPolicy); set before run starts.
 	onChange func(*gate.Policy)
+	// onConfig receives each reloaded config that compiled (the chat
+	// surfaces' allowlists); set before run starts.
+	onConfig func(*config.Config)
 }
 
 // loadPolicy loads the config at path. A missing file means the safe
@@ -101,6 +104,9 @@ func (l *policyLoader) reload(cfg *config.Config) {
 	l.cur = p
 	if l.onChange != nil {
 		l.onChange(p)
+	}
+	if l.onConfig != nil {
+		l.onConfig(cfg)
 	}
 	l.log.Info("policy reloaded", "digest", cfg.Digest)
 }

@@ -27,7 +27,7 @@ func (c *Core) Click(ctx context.Context, k Click) {
 		c.questionClick(ctx, k, req, a)
 		return
 	}
-	rights := c.o.Access.in(k.Conv.Chat)
+	rights := c.access(k.Conv.Chat)
 	if !rights.mayApprove(k.From) {
 		c.refuse(ctx, k.Respond, req, k.From, "not an approver in this chat")
 		return

@@ -58,6 +58,7 @@ type Core struct {
 	work  sync.WaitGroup
 
 	mu     sync.Mutex
+	acc    Access
 	forms  map[formKey]*formRun
 	gaveUp map[string]bool // requests whose post cannot be sent (gone)
 	status Status
@@ -100,11 +101,26 @@ func New(o Options) (*Core, error) {
 		return nil, fmt.Errorf("chat: platform name %q", name)
 	}
 	return &Core{
-		o: o, p: o.Platform, name: name, caps: o.Platform.Caps(),
+		o: o, p: o.Platform, name: name, caps: o.Platform.Caps(), acc: o.Access,
 		log:    o.Logger.With("component", "chat", "platform", name),
 		resync: make(chan struct{}, 1), settle: make(chan chan struct{}),
 		forms: map[formKey]*formRun{}, gaveUp: map[string]bool{},
 	}, nil
+}
+
+// SetAccess replaces who may do what (a reloaded config): it holds from
+// the next event on.
+func (c *Core) SetAccess(a Access) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.acc = a
+}
+
+// access returns who may do what in chat.
+func (c *Core) access(chat string) Rights {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.acc.in(chat)
 }
 
 // Surface implements owner.AnswerChannel: the platform's name.

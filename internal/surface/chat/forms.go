@@ -230,7 +230,7 @@ func (c *Core) Submit(ctx context.Context, s Submission) {
 	if !ok {
 		return
 	}
-	rights := c.o.Access.in(s.Conv.Chat)
+	rights := c.access(s.Conv.Chat)
 	if !rights.mayApprove(s.From) {
 		c.refuse(ctx, s.Respond, req, s.From, "not an approver in this chat")
 		return

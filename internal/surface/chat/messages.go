@@ -45,7 +45,7 @@ func (c *Core) Message(ctx context.Context, m Incoming) {
 	if text == "" || (!m.Addressed && !strings.HasPrefix(text, "!")) {
 		return
 	}
-	rights := c.o.Access.in(m.Conv.Chat)
+	rights := c.access(m.Conv.Chat)
 	if !rights.mayTalk(m.From) {
 		c.log.WarnContext(ctx, "message from someone not allowed to talk to the agent", "user", m.From.ID, "chat", m.Conv.Chat)
 		c.whisper(ctx, m.Conv, m.From, "You are not on this chat's list of warden users, so your message was not sent to the agent.")
@@ -172,7 +172,7 @@ func parseCommand(text string) (name, args string, ok bool) {
 
 // command runs one text command.
 func (c *Core) command(ctx context.Context, m Incoming, name, args string) {
-	rights := c.o.Access.in(m.Conv.Chat)
+	rights := c.access(m.Conv.Chat)
 	session := SessionKey(c.name, m.Conv)
 	switch name {
 	case "help", "start":
