@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface"
 	"github.com/wardenhq/warden/internal/surface/chat"
 	"github.com/wardenhq/warden/internal/surface/discord"
 	"github.com/wardenhq/warden/internal/surface/notify"
 	"github.com/wardenhq/warden/internal/surface/slack"
 	"github.com/wardenhq/warden/internal/surface/telegram"
-	"github.com/wardenhq/warden/internal/store"
 )
 
 // maxSecret bounds a token file.

@@ -39,8 +39,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/ancestry"
-	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/connlimit"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/cron"

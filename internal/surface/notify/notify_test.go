@@ -99,7 +99,9 @@ func TestWebhookSignedAndRetried(t *testing.T) {
 }
 
 // deliver sends one event through the notifier's retry loop.
-func deliver(n *notify.Notifier, s notify.Sink) error { return notify.Deliver(context.Background(), n, s, event()) }
+func deliver(n *notify.Notifier, s notify.Sink) error {
+	return notify.Deliver(context.Background(), n, s, event())
+}
 
 // TestNtfy: the push carries a title, the text and a click to the
 // console.
