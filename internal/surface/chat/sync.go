@@ -152,7 +152,11 @@ func (c *Core) send(ctx context.Context, p store.ChatPost, conv Conv, r store.Re
 		}
 		return
 	}
-	if err := c.o.Posts.SetChatMessage(context.WithoutCancel(ctx), c.name, r.ID, id); err != nil {
+	switch err := c.o.Posts.SetChatMessage(context.WithoutCancel(ctx), c.name, r.ID, id); {
+	case errors.Is(err, store.ErrNotFound):
+		// Answered by a press on the message before its id was recorded:
+		// the press's response already showed how it ended.
+	case err != nil:
 		c.log.ErrorContext(ctx, "record post", "id", r.ID, "err", err)
 	}
 	c.log.InfoContext(ctx, "posted request", "id", r.ID, "session", r.Session, "message", id)

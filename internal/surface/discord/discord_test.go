@@ -36,13 +36,13 @@ var (
 )
 
 type rig struct {
-	t    *testing.T
+	t    testing.TB
 	dc   *discordtest.Server
 	host *surfacetest.Host
 	core *chat.Core
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	dc := discordtest.New(t, token)
 	h := surfacetest.New(t, surfacetest.Options{})
@@ -64,7 +64,7 @@ func newRig(t *testing.T) *rig {
 	return &rig{t: t, dc: dc, host: h, core: core}
 }
 
-func target(t *testing.T) string {
+func target(t testing.TB) string {
 	dir := filepath.Join(t.TempDir(), "reports")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func target(t *testing.T) string {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-func button(t *testing.T, m discordtest.Message, label string) string {
+func button(t testing.TB, m discordtest.Message, label string) string {
 	t.Helper()
 	for _, b := range m.Buttons {
 		if b.Label == label {

@@ -37,13 +37,13 @@ var (
 )
 
 type rig struct {
-	t    *testing.T
+	t    testing.TB
 	sl   *slacktest.Server
 	host *surfacetest.Host
 	core *chat.Core
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	sl := slacktest.New(t, botToken, appToken)
 	h := surfacetest.New(t, surfacetest.Options{})
@@ -65,7 +65,7 @@ func newRig(t *testing.T) *rig {
 	return &rig{t: t, sl: sl, host: h, core: core}
 }
 
-func target(t *testing.T) string {
+func target(t testing.TB) string {
 	dir := filepath.Join(t.TempDir(), "reports")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func target(t *testing.T) string {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-func action(t *testing.T, m slacktest.Message, label string) string {
+func buttonID(t testing.TB, m slacktest.Message, label string) string {
 	t.Helper()
 	for _, a := range m.Actions {
 		if a.Label == label {
@@ -130,7 +130,7 @@ func TestThreadsApart(t *testing.T) {
 			t.Fatalf("an approval outside its thread: %+v", m)
 		}
 	}
-	ack := r.sl.Click(alice, channel, mA.TS, action(t, mA, "Approve once"))
+	ack := r.sl.Click(alice, channel, mA.TS, buttonID(t, mA, "Approve once"))
 	r.sl.WaitAck(ack, wait)
 	r.waitEdited(mA.TS, "Approved once by slack:UALICE (alice)")
 	r.sl.Wait("A ran", wait, func(*slacktest.Server) bool { return !exists(dirA) })
@@ -166,7 +166,7 @@ func TestReasonModalAndRefusal(t *testing.T) {
 	dir := target(t)
 	thread := r.sl.Say(channel, "", alice, mention+"!rm -rf "+dir)
 	m := r.approvalIn(thread)
-	r.sl.WaitAck(r.sl.Click(mallory, channel, m.TS, action(t, m, "Approve once")), wait)
+	r.sl.WaitAck(r.sl.Click(mallory, channel, m.TS, buttonID(t, m, "Approve once")), wait)
 	r.sl.WaitEphemeral(mallory.ID, "You cannot answer request", wait)
 	ds, _ := r.host.DB.Decisions(context.Background(), store.AuditFilter{Verdict: audit.VerdictRefused})
 	if len(ds) != 1 || ds[0].By != "slack:UMALLORY (mallory)" {
@@ -175,7 +175,7 @@ func TestReasonModalAndRefusal(t *testing.T) {
 	// A message from another app in the thread is never listened to.
 	r.sl.SayAsBot(channel, thread, "/approve")
 
-	r.sl.WaitAck(r.sl.Click(alice, channel, m.TS, action(t, m, "Deny with reason…")), wait)
+	r.sl.WaitAck(r.sl.Click(alice, channel, m.TS, buttonID(t, m, "Deny with reason…")), wait)
 	var v slacktest.View
 	r.sl.Wait("the reason modal", wait, func(s *slacktest.Server) bool {
 		vs := s.Views()
@@ -201,7 +201,7 @@ func TestReasonModalAndRefusal(t *testing.T) {
 	}
 }
 
-func requestID(t *testing.T, m slacktest.Message) string {
+func requestID(t testing.TB, m slacktest.Message) string {
 	i := strings.Index(m.Text, "request ")
 	if i < 0 || len(m.Text) < i+8+26 {
 		t.Fatalf("no request id in %q", m.Text)
@@ -250,7 +250,7 @@ func TestFormModal(t *testing.T) {
 	if !strings.Contains(string(m.Blocks), `"type":"plain_text","text":"\u003c!channel\u003e how many?"`) {
 		t.Fatalf("the server's message was not plain text: %s", m.Blocks)
 	}
-	r.sl.WaitAck(r.sl.Click(alice, channel, m.TS, action(t, m, "Fill in…")), wait)
+	r.sl.WaitAck(r.sl.Click(alice, channel, m.TS, buttonID(t, m, "Fill in…")), wait)
 	var v slacktest.View
 	r.sl.Wait("the form", wait, func(s *slacktest.Server) bool {
 		if vs := s.Views(); len(vs) == 1 {

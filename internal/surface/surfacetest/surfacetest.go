@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +101,17 @@ func New(t testing.TB, o Options) *Host {
 		p.Agent = agent.New(agent.Options{Model: o.Model, Exec: r, Conversations: db, Logger: log})
 	}
 	return &Host{Surface: host.NewSurface(p), DB: db, Broker: b, Runner: r, Dir: dir}
+}
+
+// Report adds the median and the 99th percentile of ds to b's results
+// as NAME-p50-ms and NAME-p99-ms.
+func Report(b *testing.B, name string, ds []time.Duration) {
+	if len(ds) == 0 {
+		return
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	b.ReportMetric(float64(at(0.50))/float64(time.Millisecond), name+"-p50-ms")
+	b.ReportMetric(float64(at(0.99))/float64(time.Millisecond), name+"-p99-ms")
 }

@@ -41,7 +41,7 @@ var (
 // rig is a chat core on the Telegram adapter against the fake, on a
 // host of real parts.
 type rig struct {
-	t    *testing.T
+	t    testing.TB
 	tg   *telegramtest.Server
 	host *surfacetest.Host
 	core *chat.Core
@@ -54,7 +54,7 @@ type rigOptions struct {
 	tg      *telegramtest.Server
 }
 
-func newRig(t *testing.T, ro rigOptions) *rig {
+func newRig(t testing.TB, ro rigOptions) *rig {
 	t.Helper()
 	tg := ro.tg
 	if tg == nil {
@@ -93,7 +93,7 @@ func newRig(t *testing.T, ro rigOptions) *rig {
 }
 
 // target is a directory a dangerous command deletes.
-func target(t *testing.T) string {
+func target(t testing.TB) string {
 	dir := filepath.Join(t.TempDir(), "reports")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func target(t *testing.T) string {
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // button finds a button of m by label.
-func button(t *testing.T, m telegramtest.Message, label string) string {
+func button(t testing.TB, m telegramtest.Message, label string) string {
 	t.Helper()
 	for _, b := range m.Buttons() {
 		if b.Text == label {
@@ -353,7 +353,7 @@ func TestRevokedToken(t *testing.T) {
 	waitFor(t, "reconnected", func() bool { return r.core.Status().Connected && r.core.Status().Connections >= 2 })
 }
 
-func ownerFor(t *testing.T, core *chat.Core, chatID int64, user string) owner.Owner {
+func ownerFor(t testing.TB, core *chat.Core, chatID int64, user string) owner.Owner {
 	t.Helper()
 	conv := chat.Conv{Chat: strconv.FormatInt(chatID, 10)}
 	o, err := owner.Gateway(telegram.Name, conv.Chat, user)

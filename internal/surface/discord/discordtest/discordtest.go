@@ -62,6 +62,8 @@ type Message struct {
 	Edits int
 	// Mentions is the message's allowed_mentions as sent.
 	Mentions json.RawMessage
+	// At is when the message reached the server.
+	At time.Time
 }
 
 // Modal is an opened modal.
@@ -609,7 +611,7 @@ func (s *Server) createMessage(w http.ResponseWriter, channel string, p payload,
 		return
 	}
 	s.mu.Lock()
-	m := &Message{ID: s.idLocked(), Channel: channel, Author: BotID, Content: p.Content, Buttons: bs, Ephemeral: ephemeral, For: forUser, Mentions: p.AllowedMentions}
+	m := &Message{ID: s.idLocked(), Channel: channel, Author: BotID, Content: p.Content, Buttons: bs, Ephemeral: ephemeral, For: forUser, Mentions: p.AllowedMentions, At: time.Now()}
 	s.messages = append(s.messages, m)
 	if !ephemeral {
 		s.postedAt = append(s.postedAt, time.Now())

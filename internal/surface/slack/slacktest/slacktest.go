@@ -52,6 +52,8 @@ type Message struct {
 	Blocks              json.RawMessage
 	Edits               int
 	Ephemeral           string // the user an ephemeral message was for
+	// At is when the message reached the server.
+	At time.Time
 }
 
 // Action is a button.
@@ -607,7 +609,7 @@ func (s *Server) post(w http.ResponseWriter, f map[string][]string, ephemeralFor
 	s.mu.Lock()
 	ts := s.tsLocked()
 	s.messages = append(s.messages, &Message{Channel: channel, TS: ts, Thread: get("thread_ts"), Text: text, Actions: actions,
-		Blocks: json.RawMessage(get("blocks")), Ephemeral: ephemeralFor})
+		Blocks: json.RawMessage(get("blocks")), Ephemeral: ephemeralFor, At: time.Now()})
 	s.broadcastLocked()
 	s.mu.Unlock()
 	if ephemeralFor != "" {
