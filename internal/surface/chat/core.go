@@ -53,9 +53,10 @@ type Core struct {
 	// run is the context of Run: the commands and agent runs the Core
 	// starts are bound to it, not to the connection that carried the
 	// message (a reconnection does not cancel them).
-	runMu sync.Mutex
-	run   context.Context
-	work  sync.WaitGroup
+	runMu  sync.Mutex
+	run    context.Context
+	work   sync.WaitGroup
+	active int // background runs in flight
 
 	mu     sync.Mutex
 	acc    Access
@@ -215,15 +216,29 @@ func (c *Core) kick() {
 	}
 }
 
-// background runs f on the Core's own context, not the event's.
-func (c *Core) background(f func(ctx context.Context)) {
+// maxActive bounds the commands and agent messages one platform runs at
+// once: each may wait for a human for the whole approval timeout.
+const maxActive = 64
+
+// background runs f on the Core's own context, not the event's; false
+// when too many runs are in flight (or the Core is stopping).
+func (c *Core) background(f func(ctx context.Context)) bool {
 	c.runMu.Lock()
+	defer c.runMu.Unlock()
 	ctx := c.run
-	c.runMu.Unlock()
-	if ctx == nil || ctx.Err() != nil {
-		return
+	if ctx == nil || ctx.Err() != nil || c.active >= maxActive {
+		return false
 	}
-	c.work.Go(func() { f(ctx) })
+	c.active++
+	c.work.Go(func() {
+		defer func() {
+			c.runMu.Lock()
+			c.active--
+			c.runMu.Unlock()
+		}()
+		f(ctx)
+	})
+	return true
 }
 
 // identity is u as the platform proved them.

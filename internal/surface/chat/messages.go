@@ -61,14 +61,18 @@ func (c *Core) Message(ctx context.Context, m Incoming) {
 			c.say(ctx, m.Conv, "Type a command after the !, like !ls -la.")
 			return
 		}
-		c.background(func(ctx context.Context) { c.shell(ctx, m.Conv, o, cmd) })
+		if !c.background(func(ctx context.Context) { c.shell(ctx, m.Conv, o, cmd) }) {
+			c.say(ctx, m.Conv, "Not started: too many commands and messages are in flight; answer or wait for them first.")
+		}
 		return
 	}
 	if len(text) > maxMessage {
 		c.say(ctx, m.Conv, fmt.Sprintf("Not sent: the message is longer than %d bytes.", maxMessage))
 		return
 	}
-	c.background(func(ctx context.Context) { c.converse(ctx, m.Conv, o, text) })
+	if !c.background(func(ctx context.Context) { c.converse(ctx, m.Conv, o, text) }) {
+		c.say(ctx, m.Conv, "Not sent: too many commands and messages are in flight; answer or wait for them first.")
+	}
 }
 
 // session opens the conversation's session as u's owner. A key another

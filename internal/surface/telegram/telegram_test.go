@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 	"github.com/wardenhq/warden/internal/surface/chat"
 	"github.com/wardenhq/warden/internal/surface/surfacetest"
 	"github.com/wardenhq/warden/internal/surface/telegram"
@@ -432,5 +433,26 @@ func TestFormQuestionByQuestion(t *testing.T) {
 	r.waitEdited(m.ID, "Answered by telegram:42 (alice)")
 	if errors.Is(res.err, context.Canceled) {
 		t.Fatal(res.err)
+	}
+}
+
+// TestAnsweredElsewhere: a request answered on another surface (the
+// console) has its message edited to say so, by whom and where, with
+// no button left.
+func TestAnsweredElsewhere(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	dir := target(t)
+	r.tg.Say(group, 0, alice, "!rm -rf "+dir)
+	m := r.tg.WaitMessage(group, "Approval needed", wait)
+	req := r.requestOf(m)
+	if _, err := r.host.Answer(context.Background(), req.ID, surface.Answer{By: surface.Identity{Surface: "web", User: "token:ops"}, Reason: "use the job"}); err != nil {
+		t.Fatal(err)
+	}
+	got := r.waitEdited(m.ID, "Denied by web:token:ops on web: use the job")
+	if len(got.Buttons()) != 0 {
+		t.Fatalf("buttons left: %v", got.Buttons())
+	}
+	if !exists(dir) {
+		t.Fatal("the denied command ran")
 	}
 }
