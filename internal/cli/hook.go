@@ -34,12 +34,20 @@ for the answer, up to approvals.timeout, and silence is a deny. With no
 host running, warden decides locally from the same config and store
 (hardline, deny rules, grants) and records the decision in the audit log:
 safe calls are allowed, blocked ones denied, and what needs a human is
-answered "ask", so the agent asks its own user.`
+answered "ask", so the agent asks its own user.
+
+warden hook reads no environment variable to find its state and config
+(the agent whose calls it judges sets its environment): it uses
+~/.local/state/warden and ~/.config/warden/config.yaml, with ~ the home
+directory of your user in the password database, or --state and
+--config given on its command line. When warden serve runs with another
+state directory, give the same --state (and --config) in the hook's
+command.`
 
 const hookClaudeLong = `Answer Claude Code's PreToolUse hook. In .claude/settings.json (or
 ~/.claude/settings.json):
 
-  {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|mcp__.*",
+  {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob|mcp__.*",
     "hooks":[{"type":"command","command":"warden hook claude-code","timeout":600}]}]}}
 
 Set "timeout" (seconds) above approvals.timeout, so that warden, not
@@ -48,8 +56,14 @@ it goes on with its own permission prompt.
 
 Bash is decided as a shell command in the payload's cwd; Write, Edit,
 MultiEdit and NotebookEdit as writes of their file; mcp__SERVER__TOOL as
-an MCP call with tool_input as its arguments. Other tools (Read, Glob,
-Grep, WebFetch…) get no answer: Claude Code applies its own rules.
+an MCP call with tool_input as its arguments. A write is judged on
+where the path leads (symlinks followed): a link named notes.txt to
+~/.bashrc is a write to ~/.bashrc. Read, Grep and Glob of a secret (SSH
+keys, cloud and registry credentials, .env files, tokens) get ask, so
+Claude Code asks you before the secret reaches the model; of warden's
+own files, or of a path an approvals.deny rule "read PATH" names, deny.
+Other reads, and other tools (WebFetch…), get no answer: Claude Code
+applies its own rules.
 The owner is external:claude-code/SESSION_ID, one session per Claude Code
 session: its session grants and pending questions are its own.
 
@@ -103,8 +117,8 @@ func newHookProtocolCmd(name, short, long string, p hook.Protocol) *cobra.Comman
 			return runHook(cmd.Context(), opts, p, os.Environ(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().StringVar(&opts.config, "config", "", "config file for local decisions when no host runs (default $XDG_CONFIG_HOME/warden/config.yaml)")
+	cmd.Flags().StringVar(&opts.state, "state", "", "state directory of the host (default ~/.local/state/warden, ~ from the password database: the hook reads no environment variable)")
+	cmd.Flags().StringVar(&opts.config, "config", "", "config file for local decisions when no host runs (default ~/.config/warden/config.yaml, ~ from the password database)")
 	return cmd
 }
 
@@ -136,21 +150,15 @@ func runHook(ctx context.Context, opts hookOptions, p hook.Protocol, environ []s
 // hookDecider resolves the paths and returns the decider; a path that
 // cannot be resolved gives a decider that fails (deny).
 func hookDecider(opts hookOptions, environ []string, stderr io.Writer) (hook.Decider, func()) {
-	state, err := resolveStateDir(opts.state)
+	state, cfgPath, paths, err := hookLocations(opts, passwdHome)
 	if err != nil {
 		return failingDecider{err}, func() {}
-	}
-	cfgPath := opts.config
-	if cfgPath == "" {
-		if cfgPath, err = defaultConfigPath(); err != nil {
-			return failingDecider{err}, func() {}
-		}
 	}
 	c := localapi.NewClient(filepath.Join(state, localapi.SocketName))
 	return host.ExternalDecider{
 		Client: c,
 		Local: host.LocalConfig{
-			StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: environ,
+			StateDir: state, ConfigPath: cfgPath, Paths: paths, Environ: environ,
 			Logger: opts.log.logger(stderr, slog.LevelWarn),
 		},
 		Pending: func(e localapi.Event) {

@@ -3,9 +3,12 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 
 	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/protect"
 )
 
 // The CLI is the edge: it is the one layer that may ask the process
@@ -36,7 +39,7 @@ func defaultConfigPath() (string, error) {
 // then stays literal, which can only make a write rule match less, and
 // no shell-command decision depends on it.
 func hostPaths(configPath string) gate.Paths {
-	var p gate.Paths
+	p := gate.Paths{Homes: protect.LookupHome}
 	if home, err := os.UserHomeDir(); err == nil {
 		p.Home = home
 	}
@@ -75,4 +78,49 @@ func resolveScratchDir(flag string) (string, error) {
 		return "", fmt.Errorf("scratch directory %s: %w", dir, err)
 	}
 	return abs, nil
+}
+
+// passwdHome is the invoking user's home directory from the password
+// database, looked up by uid: never $HOME, which whoever starts the
+// process can set.
+func passwdHome() (string, error) {
+	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+	if err != nil {
+		return "", fmt.Errorf("find your home directory in the password database: %w", err)
+	}
+	if !filepath.IsAbs(u.HomeDir) {
+		return "", fmt.Errorf("home directory %q of uid %d is not absolute", u.HomeDir, os.Getuid())
+	}
+	return filepath.Clean(u.HomeDir), nil
+}
+
+// hookLocations are where warden hook finds its state and config: the
+// --state and --config flags on its own command line, else the default
+// places under the home directory from the password database. Nothing
+// comes from the environment: the hook runs with the environment of
+// the agent it judges, whose settings can set XDG_CONFIG_HOME, HOME or
+// WARDEN_STATE to point it at a config of the agent's choosing.
+func hookLocations(opts hookOptions, home func() (string, error)) (state, cfgPath string, paths gate.Paths, err error) {
+	h, herr := home()
+	state, cfgPath = opts.state, opts.config
+	if (state == "" || cfgPath == "") && herr != nil {
+		return "", "", gate.Paths{}, fmt.Errorf("%w (or give --state and --config)", herr)
+	}
+	if state == "" {
+		state = filepath.Join(h, ".local", "state", "warden")
+	}
+	if cfgPath == "" {
+		cfgPath = filepath.Join(h, ".config", "warden", "config.yaml")
+	}
+	if state, err = filepath.Abs(state); err != nil {
+		return "", "", gate.Paths{}, fmt.Errorf("state directory: %w", err)
+	}
+	if cfgPath, err = filepath.Abs(cfgPath); err != nil {
+		return "", "", gate.Paths{}, fmt.Errorf("config file: %w", err)
+	}
+	paths = gate.Paths{Home: h, Homes: protect.LookupHome, Protected: []string{cfgPath, filepath.Dir(cfgPath), state}}
+	if h != "" {
+		paths.Protected = append(paths.Protected, filepath.Join(h, ".config", "warden"), filepath.Join(h, ".local", "state", "warden"))
+	}
+	return state, cfgPath, paths, nil
 }

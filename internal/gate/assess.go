@@ -3,12 +3,15 @@ package gate
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/codescan"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/policy"
+	"github.com/wardenhq/warden/internal/protect"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -31,6 +34,10 @@ type assessment struct {
 	extra  []string
 	// exact is the action's exact-grant key (grant.ExactKey).
 	exact string
+	// opaque says what the analyser could not see into (code it could
+	// not read completely). Such an action is never allowed by a bypass
+	// (yolo, mode off): DESIGN invariant 12.
+	opaque string
 }
 
 // covered reports whether grants cover every finding and extra class.
@@ -96,7 +103,7 @@ func (g *Gate) assess(p *Policy, act action.Action, t *table) (*assessment, erro
 	}
 	switch act.Kind {
 	case action.Shell:
-		return p.assessShell(act.Command, "shell command", t), nil
+		return p.assessShell(act.Command, act.Dir, "shell command", t), nil
 	case action.Code:
 		return p.assessCode(act, t), nil
 	case action.Write:
@@ -113,16 +120,57 @@ func (g *Gate) assess(p *Policy, act action.Action, t *table) (*assessment, erro
 	return nil, fmt.Errorf("%w: unknown action kind %q", ErrInternal, act.Kind)
 }
 
-func (p *Policy) assessShell(cmd, kind string, t *table) *assessment {
+func (p *Policy) assessShell(cmd, dir, kind string, t *table) *assessment {
 	a := p.Analyse(cmd)
 	as := &assessment{kind: action.Shell, what: kind + " `" + oneLine(a.Input) + "`", analysis: a, classes: a.Classes(), shells: []*shell.Analysis{a}}
-	p.floors(as, []*shell.Analysis{a}, nil, t)
+	p.floors(as, []*shell.Analysis{a}, nil, dir, t)
 	return as
 }
 
+// writeOps are the redirections that write to their target.
+var writeOps = map[string]bool{">": true, ">>": true, ">|": true, "<>": true, "&>": true, "&>>": true, ">&": true}
+
+// shellWrites judges the static targets of a command line's write
+// redirections against the protected-path table, resolved from dir as
+// the write tool's paths are, so `> ~/.bashrc` and a Write of ~/.bashrc
+// get the same decision. (Targets computed at run time are the shell
+// analyser's: they are dynamic.)
+func (p *Policy) shellWrites(a *shell.Analysis, dir string) protect.Match {
+	var best protect.Match
+	env := p.resolveEnv(dir)
+	for _, c := range a.Commands {
+		for _, r := range c.Redirs {
+			v := r.Target.Value
+			if !writeOps[r.Op] || !r.Target.Static || v == "" {
+				continue
+			}
+			if r.Op == ">&" && (v == "-" || strings.Trim(v, "0123456789") == "") {
+				continue // a file descriptor
+			}
+			var m protect.Match
+			if r.Target.Glob {
+				g := v
+				if !path.IsAbs(g) && path.IsAbs(env.Cwd) && !strings.HasPrefix(g, "~") {
+					g = path.Join(env.Cwd, g)
+				} else if strings.HasPrefix(g, "~/") && env.Home != "" {
+					g = env.Home + g[1:]
+				}
+				m = p.table.MatchPattern(g, protect.Write)
+			} else {
+				m = p.table.MatchAll(protect.Resolve(env, v), protect.Write)
+			}
+			if m.Tier > best.Tier {
+				best = m
+			}
+		}
+	}
+	return best
+}
+
 // floors runs rows 1 to 3 over one or more analyses (a code action may
-// hold several commands) and extra deny-rule subjects.
-func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []string, t *table) {
+// hold several commands) and extra deny-rule subjects; dir is where
+// they run, for the protected-path table.
+func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []string, dir string, t *table) {
 	var parsed []string
 	for _, a := range list {
 		if a.Verdict == shell.Malformed {
@@ -146,7 +194,26 @@ func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []
 			return
 		}
 	}
+	var writes protect.Match
+	for _, a := range list {
+		if m := p.shellWrites(a, dir); m.Tier > writes.Tier {
+			writes = m
+		}
+	}
+	if writes.Protected() && !slices.Contains(as.classes, writes.Class) {
+		as.classes = append(as.classes, writes.Class)
+	}
+	if writes.Tier == protect.Hardline {
+		t.add(2, "hardline floor", Decided, describe([]string{writes.Class}))
+		as.floor, as.detail = RuleHardline, describe([]string{writes.Class})
+		return
+	}
 	t.add(2, "hardline floor", Pass, "")
+	if writes.Tier == protect.Floor {
+		t.add(3, "protected paths", Decided, describe([]string{writes.Class}))
+		as.floor, as.detail = RuleProtectedPath, describe([]string{writes.Class})
+		return
+	}
 	subjects := extraSubjects
 	for _, a := range list {
 		subjects = append(subjects, a.Projections()...)
@@ -162,28 +229,52 @@ func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []
 			as.dangerous = true
 		}
 	}
+	if writes.Tier == protect.Dangerous {
+		as.dangerous = true
+		as.extra = append(as.extra, writes.Class)
+	}
 }
 
+// assessCode judges code by what it does (internal/codescan): the
+// commands equivalent to its spawns and file and network operations go
+// through the shell analyser and the protected-path table as one
+// script, so the same effect gets the same verdict as a shell command,
+// and python -c and the code tool agree. Code that is complete and does
+// nothing dangerous is safe; code the analyser could not read entirely
+// is dangerous and opaque (no bypass lets it through: invariant 12).
 func (p *Policy) assessCode(act action.Action, t *table) *assessment {
-	lang := strings.ToLower(strings.TrimSpace(act.Language))
-	switch lang {
-	case "sh", "bash", "shell", "zsh", "dash", "ksh":
-		as := p.assessShell(act.Source, lang+" script", t)
+	lang, ok := codescan.Language(act.Language)
+	if ok && lang == codescan.Shell {
+		as := p.assessShell(act.Source, act.Dir, strings.ToLower(strings.TrimSpace(act.Language))+" script", t)
 		as.kind = action.Code
 		return as
 	}
-	var list []*shell.Analysis
-	for _, cmd := range spawnedCommands(lang, act.Source) {
-		list = append(list, p.Analyse(cmd))
+	r := codescan.Analyze(act.Language, act.Source)
+	as := &assessment{kind: action.Code, what: act.Language + " code (" + fmt.Sprint(len(act.Source)) + " bytes)"}
+	if !ok {
+		t.add(1, "parse and analyse", Decided, "unknown language "+act.Language)
+		as.floor, as.detail = RuleMalformed, "warden cannot run or read "+act.Language+" code"
+		return as
 	}
-	as := &assessment{kind: action.Code, what: lang + " code (" + fmt.Sprint(len(act.Source)) + " bytes)", shells: list, extra: []string{ClassCode}}
-	for _, a := range list {
+	var list []*shell.Analysis
+	if len(r.Commands) > 0 {
+		// One script, so a cd in the code moves what follows.
+		a := p.Analyse(strings.Join(r.Commands, "\n"))
+		list = append(list, a)
+		as.analysis = a
 		as.classes = append(as.classes, a.Classes()...)
 	}
-	as.classes = unique(append(as.classes, ClassCode))
-	if len(list) > 0 {
-		as.analysis = list[0]
+	as.shells = list
+	for _, f := range r.Findings {
+		as.classes = append(as.classes, f.Class)
+		as.extra = append(as.extra, f.Class)
 	}
+	if !r.Complete {
+		as.opaque = strings.Join(r.Reasons, "; ")
+		as.classes = append(as.classes, ClassCode)
+		as.extra = append(as.extra, ClassCode)
+	}
+	as.classes = unique(as.classes)
 	// Deny rules see each line of the source too: a rule for `curl` must
 	// not be dodged by wrapping it in os.system.
 	var lines []string
@@ -192,66 +283,160 @@ func (p *Policy) assessCode(act action.Action, t *table) *assessment {
 			lines = append(lines, l)
 		}
 	}
-	p.floors(as, list, lines, t)
-	as.dangerous = true // code is arbitrary execution
+	p.floors(as, list, lines, act.Dir, t)
+	if as.floor != "" {
+		return as
+	}
+	// Reading a secret is at least dangerous (what the code reads, it
+	// can print into the agent's context); warden's own files are
+	// hardline.
+	if rj := p.JudgeRead(act.Dir, r.Reads, nil); rj.Match.Protected() {
+		as.classes = unique(append(as.classes, rj.Match.Class))
+		if rj.Match.Tier == protect.Hardline {
+			t.add(2, "hardline floor", Decided, describe([]string{rj.Match.Class}))
+			as.floor, as.detail = RuleHardline, describe([]string{rj.Match.Class})
+			return as
+		}
+		as.dangerous = true
+		as.extra = append(as.extra, rj.Match.Class)
+	}
+	if !r.Complete || len(r.Findings) > 0 {
+		as.dangerous = true
+	}
 	return as
 }
 
 // Classes the gate adds for actions that are not shell commands.
 const (
-	ClassCode      = "code.exec"
-	ClassWrite     = "write.file"
+	ClassCode  = "code.exec"
+	ClassWrite = "write.file"
+	// ClassHardlink is a write to a file with several hard links.
+	ClassHardlink  = "write.hardlink"
 	classMCPPrefix = "mcp."
 	classPlugin    = "plugin."
 )
 
 func (p *Policy) assessWrite(act action.Action, t *table) *assessment {
-	target := p.expand(act.Path)
-	if !path.IsAbs(target) && act.Dir != "" {
-		target = path.Join(p.expand(act.Dir), target)
+	dir := act.Dir
+	if dir != "" {
+		dir = path.Clean(p.expand(dir))
 	}
-	target = path.Clean(target)
+	// Every path the write can reach: the name as given (~, relative to
+	// the action's directory, .. cleaned) and where symlinks of existing
+	// components lead. A link named notes.txt that points at ~/.bashrc is
+	// a write to ~/.bashrc.
+	cands := protect.Resolve(p.resolveEnv(dir), p.expand(act.Path))
+	target := cands[0]
 	as := &assessment{kind: action.Write, what: "write " + target}
-	t.add(1, "parse and analyse", Pass, target)
-	class := p.analyser.WriteClass(target)
-	if class != "" {
-		as.classes = []string{class}
+	if len(cands) > 1 {
+		as.what += " (reaches " + strings.Join(cands[1:], ", ") + ")"
 	}
-	switch class {
-	case "warden.self_write", "disk.write_device":
-		t.add(2, "hardline floor", Decided, describe(as.classes))
-		as.floor, as.detail = RuleHardline, describe(as.classes)
+	t.add(1, "parse and analyse", Pass, strings.Join(cands, ", "))
+	m := p.table.MatchAll(cands, protect.Write)
+	if m.Protected() {
+		as.classes = []string{m.Class}
+	}
+	if p.writeFloor(as, m, t) {
 		return as
 	}
-	t.add(2, "hardline floor", Pass, "")
-	switch class {
-	case "write.credentials", "write.shell_rc", "write.env_file":
-		t.add(3, "protected paths", Decided, describe(as.classes))
-		as.floor, as.detail = RuleProtectedPath, describe(as.classes)
-		return as
-	}
-	for _, gl := range p.protected {
-		if gl.Match(target) {
-			t.add(3, "protected paths", Decided, gl.String())
-			as.floor, as.detail = RuleProtectedPath, "write.protected "+gl.String()
+	for _, c := range cands {
+		for _, gl := range p.protected {
+			if gl.Match(c) {
+				t.add(3, "protected paths", Decided, gl.String())
+				as.floor, as.detail = RuleProtectedPath, "write.protected "+gl.String()
+				return as
+			}
+		}
+		if len(p.safeRoots) > 0 && !under(c, p.safeRoots) {
+			t.add(3, "protected paths", Decided, "outside write.safe_roots")
+			as.floor, as.detail = RuleOutsideRoots, "outside the allowed directories"
 			return as
 		}
 	}
-	if len(p.safeRoots) > 0 && !under(target, p.safeRoots) {
-		t.add(3, "protected paths", Decided, "outside write.safe_roots")
-		as.floor, as.detail = RuleOutsideRoots, "outside the allowed directories"
-		return as
+	var subjects []string
+	for _, c := range cands {
+		subjects = append(subjects, "write "+c)
 	}
-	if glob, ok := p.deny.Match([]string{"write " + target}); ok {
+	if glob, ok := p.deny.Match(subjects); ok {
 		t.add(3, "user deny rules", Decided, glob)
 		as.floor, as.denyRule = RuleDenyRule, glob
 		return as
 	}
 	t.add(3, "protected paths and deny rules", Pass, "")
-	if class != "" {
+	if m.Tier == protect.Dangerous {
 		as.dangerous, as.extra = true, as.classes
 	}
+	// A file with several hard links is also every other name of it,
+	// which no resolution can list: not plainly safe, and no bypass
+	// lets it through (invariant 12). (The write tool replaces the file
+	// instead of writing into it; other writers do not.)
+	if n := protect.Hardlinks(p.fs, cands[len(cands)-1]); n > 1 {
+		as.classes = unique(append(as.classes, ClassHardlink))
+		as.extra = append(as.extra, ClassHardlink)
+		as.dangerous = true
+		as.opaque = fmt.Sprintf("%s has %d hard links; any of them may be a protected file", cands[len(cands)-1], n)
+	}
 	return as
+}
+
+// writeFloor applies rows 2 and 3 for a protected-table match: hardline
+// and floor targets are denied whichever writer reaches them.
+func (p *Policy) writeFloor(as *assessment, m protect.Match, t *table) bool {
+	switch m.Tier {
+	case protect.Hardline:
+		t.add(2, "hardline floor", Decided, describe(as.classes))
+		as.floor, as.detail = RuleHardline, describe(as.classes)
+		return true
+	case protect.Floor:
+		t.add(2, "hardline floor", Pass, "")
+		t.add(3, "protected paths", Decided, describe(as.classes))
+		as.floor, as.detail = RuleProtectedPath, describe(as.classes)
+		return true
+	}
+	t.add(2, "hardline floor", Pass, "")
+	return false
+}
+
+// ReadJudgement is how reading some paths is judged: the worst match
+// in the protected-path table, and a user deny rule that matched
+// ("read PATH" subjects).
+type ReadJudgement struct {
+	Match protect.Match
+	// Path is the resolved path or pattern that matched.
+	Path     string
+	DenyRule string
+}
+
+// JudgeRead judges reading paths and shell globs named from dir (a
+// hook's Read, Grep and Glob): resolved as writes are (~, relative,
+// .., symlinks), against the table's read entries. A directory is
+// judged with what lies under it (protect.MatchTree).
+func (p *Policy) JudgeRead(dir string, paths, globs []string) ReadJudgement {
+	var j ReadJudgement
+	env := p.resolveEnv(dir)
+	var subjects []string
+	for _, raw := range paths {
+		for _, c := range protect.Resolve(env, p.expand(raw)) {
+			subjects = append(subjects, "read "+c)
+			if m := p.table.MatchTree(c, protect.Read); m.Tier > j.Match.Tier {
+				j.Match, j.Path = m, c
+			}
+		}
+	}
+	for _, g := range globs {
+		g = p.expand(g)
+		if !path.IsAbs(g) && path.IsAbs(env.Cwd) {
+			g = env.Cwd + "/" + g
+		}
+		subjects = append(subjects, "read "+g)
+		if m := p.table.MatchGlob(g, protect.Read, false); m.Tier > j.Match.Tier {
+			j.Match, j.Path = m, g
+		}
+	}
+	if glob, ok := p.deny.Match(subjects); ok {
+		j.DenyRule = glob
+	}
+	return j
 }
 
 func under(p string, roots []string) bool {
@@ -306,6 +491,10 @@ func describe(classes []string) string {
 	out := make([]string, 0, len(classes))
 	for _, k := range classes {
 		if c, ok := shell.Lookup(k); ok {
+			out = append(out, c.Description+" ["+k+"]")
+			continue
+		}
+		if c, ok := protect.Lookup(k); ok {
 			out = append(out, c.Description+" ["+k+"]")
 			continue
 		}

@@ -142,6 +142,8 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 	case act.Isolated():
 		t.add(5, "bypasses", Decided, "backend "+act.Backend)
 		return t.finish(d, Allow, RuleContainer, "", as), nil
+	case as.opaque != "":
+		t.add(5, "bypasses", Skip, "the analyser could not read all of it ("+as.opaque+"): yolo and mode off do not apply")
 	case !attended:
 		t.add(5, "bypasses", Skip, "unattended lineage: yolo and mode off do not apply")
 	case g.processYolo:

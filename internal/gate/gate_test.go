@@ -3,7 +3,6 @@ package gate
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -181,12 +180,25 @@ func TestDecideRules(t *testing.T) {
 		{"code hardline via argv list", setup{}, web, action.NewCode("python3", "subprocess.run(['mkfs.ext4', '/dev/sda1'])"), Deny, RuleHardline},
 		{"code node exec", setup{}, web, action.NewCode("node", "require('child_process').execSync(\"reboot\")"), Deny, RuleHardline},
 		{"code deny rule on a line", setup{yaml: "approvals:\n  deny: ['*requests.post*']\n"}, web, action.NewCode("python", "import requests\nrequests.post('https://x')"), Deny, RuleDenyRule},
-		{"code human", setup{}, web, action.NewCode("python", "print(1)"), Ask, RuleHuman},
+		{"code harmless is safe", setup{}, web, action.NewCode("python", "print(sum(range(9)))"), Allow, RuleSafe},
+		{"code node harmless is safe", setup{}, web, action.NewCode("node", "console.log(process.version)"), Allow, RuleSafe},
+		{"code unreadable asks", setup{}, web, action.NewCode("python", "import foo\nfoo.run()"), Ask, RuleHuman},
+		{"code dangerous command asks", setup{}, web, action.NewCode("python", "import os\nos.system('git push --force')"), Ask, RuleHuman},
+		{"code shutil.rmtree root is hardline", setup{}, web, action.NewCode("python", "import shutil\nshutil.rmtree('/')"), Deny, RuleHardline},
+		{"code write to bashrc is a floor", setup{}, web, action.NewCode("python", "open('/home/u/.bashrc', 'a').write('x')"), Deny, RuleProtectedPath},
+		{"code getattr trick is hardline", setup{}, web, action.NewCode("python", "import os\ngetattr(os, 'sys'+'tem')('reboot')"), Deny, RuleHardline},
+		{"code reading an ssh key asks", setup{}, web, action.NewCode("python", "print(open('/home/u/.ssh/id_rsa').read())"), Ask, RuleHuman},
+		{"code reading a .env asks", setup{}, web, action.NewCode("node", "console.log(require('fs').readFileSync('.env', 'utf8'))").In("/srv/app"), Ask, RuleHuman},
+		{"code reading warden state is hardline", setup{protected: []string{"/var/lib/warden"}}, web, action.NewCode("python", "print(open('/var/lib/warden/warden.db').read())"), Deny, RuleHardline},
+		{"code reading an ordinary file is safe", setup{}, web, action.NewCode("python", "print(open('README.md').read())").In("/srv/app"), Allow, RuleSafe},
+		{"code unknown language", setup{}, web, action.NewCode("cobol", "DISPLAY 'X'"), Deny, RuleMalformed},
 		{"code safe shell script", setup{}, web, action.NewCode("bash", "ls -la\necho ok"), Allow, RuleSafe},
-		{"code class grant", setup{grants: []grant.Grant{sessionGrant("s1", grant.Class, "code.exec")}}, web, action.NewCode("python", "print(1)"), Allow, RuleGrantClass},
-		{"code cron deny", setup{}, cron("j1"), action.NewCode("python", "print(1)"), Deny, RuleCronMode},
-		{"code unowned", setup{}, owner.Owner{}, action.NewCode("python", "print(1)"), Deny, RuleUnowned},
-		{"code container", setup{}, web, action.NewCode("python", "print(1)").On("docker"), Allow, RuleContainer},
+		{"code class grant", setup{grants: []grant.Grant{sessionGrant("s1", grant.Class, "code.exec")}}, web, action.NewCode("python", "import foo"), Allow, RuleGrantClass},
+		{"code cron deny", setup{}, cron("j1"), action.NewCode("python", "import foo"), Deny, RuleCronMode},
+		{"code unowned", setup{}, owner.Owner{}, action.NewCode("python", "import foo"), Deny, RuleUnowned},
+		{"code container", setup{}, web, action.NewCode("python", "import foo").On("docker"), Allow, RuleContainer},
+		{"code opaque not bypassed by mode off", setup{yaml: "approvals:\n  mode: \"off\"\n"}, web, action.NewCode("python", "eval(input())"), Ask, RuleHuman},
+		{"code readable dangerous bypassed by mode off", setup{yaml: "approvals:\n  mode: \"off\"\n"}, web, action.NewCode("python", "import os\nos.system('git push --force')"), Allow, RuleModeOff},
 
 		{"write self", setup{protected: []string{"/home/u/.config/warden/config.yaml"}}, web, action.NewWrite("/home/u/.config/warden/config.yaml", 10), Deny, RuleHardline},
 		{"write credentials", setup{}, web, action.NewWrite("~/.netrc", 10), Deny, RuleProtectedPath},
@@ -250,27 +262,6 @@ func TestBreakerBounded(t *testing.T) {
 	}
 	if len(b.n) > 4 {
 		t.Fatalf("breaker holds %d sessions, limit 4", len(b.n))
-	}
-}
-
-func TestSpawnedCommands(t *testing.T) {
-	tests := []struct {
-		lang, src string
-		want      []string
-	}{
-		{"python", `os.system("ls -la")`, []string{"ls -la"}},
-		{"python", `subprocess.run(['rm', '-rf', 'a b'], check=True)`, []string{"rm -rf 'a b'"}},
-		{"python", `subprocess.check_output("curl x | sh", shell=True)`, []string{"curl x | sh"}},
-		{"python", `os.system(cmd)`, nil},
-		{"node", "execSync(`make build`)", []string{"make build"}},
-		{"node", `spawn('git', ['push', '-f'])`, []string{"git push -f"}},
-		{"ruby", `system("rm -rf /")`, nil},
-	}
-	for _, tt := range tests {
-		got := spawnedCommands(tt.lang, tt.src)
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("%s %q: got %q, want %q", tt.lang, tt.src, got, tt.want)
-		}
 	}
 }
 

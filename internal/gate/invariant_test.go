@@ -92,7 +92,7 @@ func TestInvariant01_MarkersInTheEnvironmentChangeNothing(t *testing.T) {
 		if mode == "approve" {
 			want = Allow
 		}
-		for _, a := range []action.Action{rmBuild, action.NewCode("python", "print(1)"), action.NewWrite("/etc/x", 1), action.NewMCP("fs", "rm", nil, false)} {
+		for _, a := range []action.Action{rmBuild, action.NewCode("python", "import os\nos.system('git push --force')"), action.NewWrite("/etc/x", 1), action.NewMCP("fs", "rm", nil, false)} {
 			if d := decide(t, g, kanban("t1"), a); d.Verdict != want || d.Rule != RuleKanbanMode {
 				t.Errorf("kanban_mode %s, %s: %s %s", mode, a.Kind, d.Verdict, d.Rule)
 			}
@@ -106,7 +106,7 @@ func TestInvariant01_MarkersInTheEnvironmentChangeNothing(t *testing.T) {
 func TestInvariant01_ConcurrentDecisionsEqualSequential(t *testing.T) {
 	g := setup{yaml: "approvals:\n  cron_mode: approve\n  kanban_mode: deny\n", yolo: []string{"y"}, grants: []grant.Grant{sessionGrant("g", grant.Prefix, "git push *")}}.gate(t)
 	owners := []owner.Owner{chat("a"), chat("y"), chat("g"), cron("j"), kanban("t"), owner.SingleQuery(), owner.API(), owner.Webhook(), {}, delegated(kanban("t2"), cron("j2")), delegated(cron("j3"), chat("sub"))}
-	actions := []action.Action{rmBuild, rmRoot, listFiles, action.NewShell("git push -f"), action.NewCode("python", "print(1)"), action.NewWrite("/etc/hosts", 1), action.NewMCP("fs", "rm", nil, false), action.NewPlugin("p", "r", "x")}
+	actions := []action.Action{rmBuild, rmRoot, listFiles, action.NewShell("git push -f"), action.NewCode("python", "import os\nos.system('git push --force')"), action.NewWrite("/etc/hosts", 1), action.NewMCP("fs", "rm", nil, false), action.NewPlugin("p", "r", "x")}
 	rapid.Check(t, func(rt *rapid.T) {
 		n := rapid.IntRange(1, 40).Draw(rt, "n")
 		type job struct{ o, a int }
@@ -137,7 +137,7 @@ func TestInvariant01_ConcurrentDecisionsEqualSequential(t *testing.T) {
 // actions run, whatever bypass or grant is configured.
 func TestInvariant02_NoOwnerNoTrust(t *testing.T) {
 	g := setup{yaml: "approvals:\n  mode: off\n  unattended_mode: approve\ncommand_allowlist: ['class:delete.recursive', 'class:delete.force']\n", processYolo: true}.gate(t)
-	for _, a := range []action.Action{rmBuild, action.NewCode("python", "print(1)"), action.NewWrite("/etc/hosts", 1), action.NewMCP("fs", "rm", nil, false), action.NewPlugin("p", "r", "")} {
+	for _, a := range []action.Action{rmBuild, action.NewCode("python", "import os\nos.system('git push --force')"), action.NewWrite("/etc/hosts", 1), action.NewMCP("fs", "rm", nil, false), action.NewPlugin("p", "r", "")} {
 		if d := decide(t, g, owner.Owner{}, a); d.Verdict != Deny || d.Rule != RuleUnowned {
 			t.Errorf("%s without owner: %s %s", a.Kind, d.Verdict, d.Rule)
 		}
@@ -153,7 +153,7 @@ func TestInvariant02_NoOwnerNoTrust(t *testing.T) {
 // lineage wins, in both mixed orders, for every action kind; an attended
 // child of an unattended run gets no yolo, no mode off and no question.
 func TestInvariant05_DelegationNeverWidensTrust(t *testing.T) {
-	acts := []action.Action{rmBuild, action.NewCode("python", "print(1)"), action.NewWrite("/etc/hosts", 1), action.NewMCP("fs", "rm", nil, false), action.NewPlugin("p", "r", "")}
+	acts := []action.Action{rmBuild, action.NewCode("python", "import os\nos.system('git push --force')"), action.NewWrite("/etc/hosts", 1), action.NewMCP("fs", "rm", nil, false), action.NewPlugin("p", "r", "")}
 	tests := []struct {
 		name   string
 		yaml   string

@@ -9,6 +9,7 @@ import (
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/policy"
+	"github.com/wardenhq/warden/internal/protect"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -32,6 +33,10 @@ type Policy struct {
 	home      string
 	analyser  shell.Options
 	digest    string
+	// table is the protected-path table; env resolves paths for it.
+	table *protect.Table
+	fs    protect.FS
+	homes func(string) (string, bool)
 }
 
 type toolRule struct {
@@ -45,8 +50,13 @@ type Paths struct {
 	// Home is the user's home directory, for "~" in write rules.
 	Home string
 	// Protected are warden's own config file, state directory and grant
-	// store: writes there are hardline (invariant 11).
+	// store: reading or writing them is hardline (invariant 11).
 	Protected []string
+	// FS follows symlinks when paths are judged; nil is the host's file
+	// system (protect.OSFS), so a link is always judged on its target.
+	FS protect.FS
+	// Homes finds "~user" home directories; nil leaves them literal.
+	Homes func(user string) (string, bool)
 }
 
 // Compile turns a parsed config into a Policy.
@@ -96,6 +106,17 @@ func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
 			p.analyser.ProtectedPaths = append(p.analyser.ProtectedPaths, path.Clean(pp))
 		}
 	}
+	p.fs, p.homes = paths.FS, paths.Homes
+	if p.fs == nil {
+		p.fs = protect.OSFS{}
+	}
+	// warden's own paths also by where their symlinks lead: a state
+	// directory under a linked home is protected under both names.
+	var own []string
+	for _, pp := range p.analyser.ProtectedPaths {
+		own = append(own, protect.Resolve(protect.Env{FS: p.fs}, pp)...)
+	}
+	p.table = protect.New(protect.Paths{Extra: own})
 	return p, nil
 }
 
@@ -111,6 +132,18 @@ func (p *Policy) expand(s string) string {
 		return p.home + s[1:]
 	}
 	return s
+}
+
+// Protected is the policy's protected-path table.
+func (p *Policy) Protected() *protect.Table { return p.table }
+
+// resolveEnv is how paths of an action running in dir are resolved.
+func (p *Policy) resolveEnv(dir string) protect.Env {
+	home := p.home
+	if home == "." {
+		home = ""
+	}
+	return protect.Env{Cwd: dir, Home: home, Homes: p.homes, FS: p.fs}
 }
 
 // Analyse analyses a shell command with this policy's protected paths.

@@ -31,12 +31,14 @@ const preToolUse = "PreToolUse"
 //	Edit, MultiEdit           write: tool_input.file_path
 //	NotebookEdit              write: tool_input.notebook_path
 //	mcp__SERVER__TOOL         mcp: SERVER, TOOL, args = tool_input
+//	Read, Grep, Glob          Pass, with what they read (Call.Reads)
 //	anything else             no decision (Pass)
 //
 // For Pass, nothing is printed and the exit status is 0: Claude Code
-// goes on with its own permission rules, as if no hook had run. Read,
-// Glob, Grep, WebFetch and the like are Claude Code's to judge; warden
-// decides what runs or writes.
+// goes on with its own permission rules, as if no hook had run —
+// unless the Decider is a ReadDecider that answers for a read of a
+// secret (ask, or deny). WebFetch and the like are Claude Code's to
+// judge.
 //
 // A payload warden cannot read or map (bad JSON, a missing field, a
 // relative path, an event other than PreToolUse) and any failure to
@@ -89,6 +91,8 @@ func (ClaudeCode) Parse(payload []byte) (Call, error) {
 	server, tool, isMCP := mcpTool(p.ToolName)
 	if !isMCP && !decided(p.ToolName) {
 		c.Pass = true
+		c.Reads, c.ReadGlobs = readsOf(p.ToolName, p.ToolInput, p.Cwd)
+		c.Dir = p.Cwd
 		return c, nil
 	}
 	args := bytes.TrimSpace(p.ToolInput)
@@ -130,6 +134,53 @@ func (ClaudeCode) Parse(payload []byte) (Call, error) {
 	return c, validate(c)
 }
 
+// readsOf returns what Claude Code's Read, Grep and Glob read: a file,
+// a directory searched (with its glob filter), a pattern matched. A
+// tool_input warden cannot read names nothing: the tool is the agent's
+// to judge, as before.
+func readsOf(tool string, input json.RawMessage, cwd string) (paths, globs []string) {
+	var in struct {
+		FilePath *string `json:"file_path"`
+		Path     *string `json:"path"`
+		Pattern  *string `json:"pattern"`
+		Glob     *string `json:"glob"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return nil, nil
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	dir := str(in.Path)
+	if dir == "" {
+		dir = cwd
+	}
+	switch tool {
+	case "Read":
+		if f := str(in.FilePath); f != "" {
+			paths = append(paths, f)
+		}
+	case "Grep":
+		if dir != "" {
+			paths = append(paths, dir)
+			if g := str(in.Glob); g != "" {
+				globs = append(globs, strings.TrimSuffix(dir, "/")+"/**/"+g)
+			}
+		}
+	case "Glob":
+		if pat := str(in.Pattern); pat != "" {
+			if !filepath.IsAbs(pat) && dir != "" {
+				pat = strings.TrimSuffix(dir, "/") + "/" + pat
+			}
+			globs = append(globs, pat)
+		}
+	}
+	return paths, globs
+}
+
 // decided reports whether warden decides Claude Code's built-in tool.
 func decided(tool string) bool {
 	switch tool {
@@ -155,15 +206,17 @@ func mcpTool(name string) (server, tool string, ok bool) {
 }
 
 // absPath makes a tool's path absolute against cwd; a relative path
-// without a cwd cannot be placed, so it is refused.
+// without a cwd cannot be placed, so it is refused. It is not cleaned:
+// "link/../x" is where the kernel goes through link, which only the
+// gate's resolution (following symlinks) knows.
 func absPath(path, cwd string) (string, error) {
 	if filepath.IsAbs(path) {
-		return filepath.Clean(path), nil
+		return path, nil
 	}
 	if cwd == "" {
 		return "", fmt.Errorf("path %q is relative and there is no cwd", path)
 	}
-	return filepath.Join(cwd, path), nil
+	return strings.TrimSuffix(cwd, "/") + "/" + path, nil
 }
 
 // validate checks the mapped action; an invalid one is malformed input.

@@ -43,6 +43,18 @@ type Call struct {
 	// Pass is set for tools warden does not decide (Claude Code's Read,
 	// Glob, Grep, WebFetch…): the agent goes on with its own rules.
 	Pass bool
+	// Reads and ReadGlobs are what a passed call reads (Claude Code's
+	// Read, Grep and Glob): paths, absolute or relative to Dir, and
+	// patterns. A ReadDecider may still answer for them: reading a
+	// secret is not the agent's own business.
+	Reads, ReadGlobs []string
+	Dir              string
+}
+
+// ReadDecider judges the reads of a passed call. A Decider that is one
+// gets the calls with Reads or ReadGlobs; Pass lets them through.
+type ReadDecider interface {
+	DecideRead(ctx context.Context, c Call) (Answer, error)
 }
 
 // Verdict is a hook answer's verdict.
@@ -118,6 +130,19 @@ func Handle(ctx context.Context, p Protocol, in io.Reader, d Decider) Response {
 		return p.Render(failed(err))
 	}
 	if c.Pass {
+		if rd, ok := d.(ReadDecider); ok && len(c.Reads)+len(c.ReadGlobs) > 0 {
+			a, err := rd.DecideRead(ctx, c)
+			if err != nil {
+				return p.Render(failed(err))
+			}
+			switch a.Verdict {
+			case Pass, Allow:
+				return p.Render(Answer{Verdict: Pass})
+			case Deny, Ask:
+				return p.Render(a)
+			}
+			return p.Render(failed(fmt.Errorf("the decider gave no verdict for a read (%q)", a.Verdict)))
+		}
 		return p.Render(Answer{Verdict: Pass})
 	}
 	a, err := d.Decide(ctx, c)

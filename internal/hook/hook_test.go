@@ -45,7 +45,7 @@ func TestClaudeCodeParse(t *testing.T) {
     "repo": "warden",
     "title": "hook test"
   }`), false).In(cwd)}},
-		{"read.json", Call{Tool: "Read", Pass: true}},
+		{"read.json", Call{Tool: "Read", Pass: true, Reads: []string{"/home/alice/proj/README.md"}, Dir: "/home/alice/proj"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

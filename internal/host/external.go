@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/internal/hook"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/protect"
 	"github.com/wardenhq/warden/internal/store"
 )
 
@@ -50,6 +52,51 @@ func (d ExternalDecider) Decide(ctx context.Context, c hook.Call) (hook.Answer, 
 	}
 	return a, nil
 }
+
+var _ hook.ReadDecider = ExternalDecider{}
+
+// DecideRead implements hook.ReadDecider: Claude Code's Read, Grep and
+// Glob of a secret (an SSH key, cloud or registry credentials, a .env
+// file, a token: the protected-path table's read entries) get ask, so
+// the agent's own prompt asks the user before the secret reaches the
+// model; warden's own state and config, and paths a user deny rule
+// names ("read PATH" subjects in approvals.deny), get deny. Anything
+// else passes to the agent's own rules. The config is the one the local
+// gate uses; no host is needed.
+func (d ExternalDecider) DecideRead(ctx context.Context, c hook.Call) (hook.Answer, error) {
+	logger := d.Local.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	paths := d.Local.Paths
+	paths.Protected = append([]string(nil), paths.Protected...)
+	if d.Local.StateDir != "" {
+		paths.Protected = append(paths.Protected, d.Local.StateDir)
+	}
+	if d.Local.ConfigPath != "" {
+		paths.Protected = append(paths.Protected, d.Local.ConfigPath)
+	}
+	pol, _, _, err := loadOnce(d.Local.ConfigPath, paths, logger)
+	if err != nil {
+		return hook.Answer{}, err
+	}
+	j := pol.JudgeRead(c.Dir, c.Reads, c.ReadGlobs)
+	what := strings.ToLower(c.Tool) + " of " + j.Path
+	switch {
+	case j.DenyRule != "":
+		return hook.Answer{Verdict: hook.Deny, Rule: gate.RuleDenyRule, Reason: "warden blocked this " + strings.ToLower(c.Tool) + ": a deny rule of the user covers it. Do not retry it or variations of it."}, nil
+	case j.Match.Tier == protect.Hardline:
+		return hook.Answer{Verdict: hook.Deny, Rule: gate.RuleHardline, Classes: []string{j.Match.Class},
+			Reason: "warden blocked this " + what + ": " + j.Match.Why + " is out of the agent's reach. Do not retry it or variations of it."}, nil
+	case j.Match.Protected():
+		return hook.Answer{Verdict: hook.Ask, Rule: RuleSecretRead, Classes: []string{j.Match.Class},
+			Reason: what + " reads " + j.Match.Why + " [" + j.Match.Class + "]: what the agent reads can leave in its next message"}, nil
+	}
+	return hook.Answer{Verdict: hook.Pass}, nil
+}
+
+// RuleSecretRead is the rule of a hook's ask for a read of a secret.
+const RuleSecretRead = "hook.secret_read"
 
 // why is the gate's explanation for a person without its "VERDICT
 // (RULE): " prefix, which the hook answer carries in fields of its own:

@@ -170,8 +170,10 @@ type WriteInput struct {
 type Result struct {
 	// Ran is true when the action ran (whatever its exit status).
 	Ran bool `json:"ran"`
-	// ExitCode is the exit status when it ran (0 for a write).
-	ExitCode int `json:"exit_code"`
+	// ExitCode is the exit status when it ran (0 for a write); absent
+	// when it did not run, so a client never reads a denied call as a
+	// success.
+	ExitCode *int `json:"exit_code,omitempty"`
 	// Output is stdout and stderr as they came, capped at MaxOutput.
 	Output string `json:"output,omitempty"`
 	// Message says why it did not run (denied, expired, an error).
@@ -324,19 +326,20 @@ func (h *handler) result(o outcome) (*mcp.CallToolResult, Result, error) {
 			res.Message = "warden could not run this action: the host sent an exit without a status."
 			return errorResult(res)
 		}
-		res.Ran, res.ExitCode = true, *end.Code
+		code := *end.Code
+		res.Ran, res.ExitCode = true, &code
 		text := res.Output
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
-		text += fmt.Sprintf("[exit status %d]", res.ExitCode)
+		text += fmt.Sprintf("[exit status %d]", code)
 		switch {
 		case res.Request != "" && res.AnsweredIn == answeredInClient:
 			text += fmt.Sprintf(" (approved in the MCP client, request %s)", res.Request)
 		case res.Request != "":
 			text += fmt.Sprintf(" (approved on the warden console, request %s)", res.Request)
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.ExitCode != 0}, res, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: code != 0}, res, nil
 	case localapi.EventDenied:
 		res.Message, res.Rule = end.Message, end.Rule
 	default:
@@ -348,6 +351,7 @@ func (h *handler) result(o outcome) (*mcp.CallToolResult, Result, error) {
 // errorResult is a result for an action that did not run (or whose fate
 // is unknown): IsError, with the message first.
 func errorResult(res Result) (*mcp.CallToolResult, Result, error) {
+	res.Ran, res.ExitCode = false, nil
 	text := res.Message
 	if res.Output != "" {
 		text += "\n" + res.Output

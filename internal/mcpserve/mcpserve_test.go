@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -223,6 +224,19 @@ func TestToolsWithoutAsking(t *testing.T) {
 			if res.IsError != tt.wantError || !strings.Contains(text, tt.want) {
 				t.Errorf("error %v, %q; want error %v with %q", res.IsError, text, tt.wantError, tt.want)
 			}
+			// An action that did not run says so: ran false and no
+			// exit status a client could read as success.
+			sc, err := json.Marshal(res.StructuredContent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := !strings.Contains(text, "did not run") && !strings.Contains(text, "blocked") && !strings.Contains(text, "not absolute")
+			switch {
+			case ran && !strings.Contains(string(sc), `"ran":true`) || ran && !strings.Contains(string(sc), `"exit_code":`):
+				t.Errorf("a call that ran: structured %s", sc)
+			case !ran && (strings.Contains(string(sc), `"exit_code"`) || strings.Contains(string(sc), `"ran":true`)):
+				t.Errorf("a call that did not run: structured %s", sc)
+			}
 		})
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "hi" {
@@ -230,6 +244,29 @@ func TestToolsWithoutAsking(t *testing.T) {
 	}
 	if list, err := h.api.Approvals(t.Context()); err != nil || len(list) != 0 {
 		t.Errorf("pending: %v, %v", list, err)
+	}
+}
+
+// TestWriteFileThroughSymlink: write_file judges a path on where it
+// leads; a link in the working directory to a shell startup file is a
+// write to that file, denied, and the file is unchanged.
+func TestWriteFileThroughSymlink(t *testing.T) {
+	h := startHost(t)
+	dir, other := t.TempDir(), t.TempDir()
+	rc := filepath.Join(other, ".bashrc")
+	if err := os.WriteFile(rc, []byte("# rc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rc, filepath.Join(dir, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, h, "test-agent", "conn-1", dir)
+	res, text := call(t, cs, "write_file", map[string]any{"path": "notes.txt", "content": "alias ls=rm\n"})
+	if !res.IsError || !strings.Contains(text, "shell startup file") {
+		t.Errorf("error %v, %q", res.IsError, text)
+	}
+	if b, err := os.ReadFile(rc); err != nil || string(b) != "# rc\n" {
+		t.Errorf(".bashrc changed: %q %v", b, err)
 	}
 }
 

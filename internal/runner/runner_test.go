@@ -80,3 +80,85 @@ func TestWriteFileIsDecided(t *testing.T) {
 		t.Fatal("a denied write happened")
 	}
 }
+
+// TestWriteFileThroughSymlink: the write tool judges a name on where it
+// leads. With cron_mode approve (so nothing but a floor stops a write),
+// writes through links to ~/.bashrc, into ~/.ssh and into warden's
+// config directory are denied and the files are unchanged — also when
+// the tool's root is the home directory itself, where os.Root alone
+// would let the link through. An allowed write to a link replaces the
+// link and never writes through it.
+func TestWriteFileThroughSymlink(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(root, "home")
+	for _, d := range []string{home + "/.ssh", home + "/.config/warden", home + "/proj"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orig := map[string]string{home + "/.bashrc": "rc", home + "/.ssh/authorized_keys": "key", home + "/.config/warden/config.yaml": "cfg", home + "/plain.txt": "plain"}
+	for f, c := range orig {
+		if err := os.WriteFile(f, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		home + "/proj/notes.txt": "../.bashrc",
+		home + "/proj/keys":      home + "/.ssh",
+		home + "/proj/cfg":       "../.config/warden",
+		home + "/proj/alias.txt": "../plain.txt",
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg, _, err := config.Parse([]byte("approvals:\n  cron_mode: approve\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := gate.Compile(cfg, gate.Paths{Home: home, Protected: []string{home + "/.config/warden"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gate.New(gate.Options{Policy: p, Grants: db, Sessions: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(Options{Gate: g, Audit: db})
+	for _, fsRoot := range []string{home + "/proj", home} {
+		files := tools.Files{Root: fsRoot}
+		for _, name := range []string{home + "/proj/notes.txt", home + "/proj/keys/authorized_keys", home + "/proj/keys/new", home + "/proj/cfg/config.yaml"} {
+			o, _ := r.WriteFile(cronCtx(t), files, name, []byte("pwned"), nil)
+			if o.Allowed {
+				t.Errorf("root %s: write %s allowed: %+v", fsRoot, name, o.Decision)
+			}
+		}
+	}
+	for f, c := range orig {
+		if b, err := os.ReadFile(f); err != nil || string(b) != c {
+			t.Errorf("%s changed: %q %v", f, b, err)
+		}
+	}
+	if _, err := os.Lstat(home + "/.ssh/new"); err == nil {
+		t.Error("a file was created in ~/.ssh")
+	}
+	// An ordinary link target is allowed; the tool replaces the link.
+	o, err := r.WriteFile(cronCtx(t), tools.Files{Root: home}, home+"/proj/alias.txt", []byte("new"), nil)
+	if err != nil || !o.Allowed {
+		t.Fatalf("ordinary write: %v %+v", err, o.Decision)
+	}
+	if b, _ := os.ReadFile(home + "/plain.txt"); string(b) != "plain" {
+		t.Errorf("the write went through the link: %q", b)
+	}
+	if fi, err := os.Lstat(home + "/proj/alias.txt"); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		t.Errorf("alias.txt should now be a regular file: %v %v", fi, err)
+	}
+}
