@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/store"
@@ -285,25 +284,6 @@ func (c *chats) reload(cfg config.Chat) {
 			core.SetAccess(accessOf(cfg.Telegram))
 		}
 	}
-}
-
-// status describes each core's connection, for status lines.
-func (c *chats) status() []string {
-	var out []string
-	for _, core := range c.cores {
-		st := core.Status()
-		s := core.Surface() + ": "
-		if st.Connected {
-			s += "connected since " + st.Since.Format(time.RFC3339)
-		} else {
-			s += "not connected"
-			if st.Err != "" {
-				s += " (" + st.Err + ")"
-			}
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // ChatCheck is what warden doctor says about one chat platform or

@@ -258,7 +258,7 @@ func (c *Core) answerCommand(ctx context.Context, m Incoming, rights Rights, ses
 	}
 	all, scope, err := approveArgs(args)
 	if err != nil {
-		c.say(ctx, m.Conv, err.Error())
+		c.say(ctx, m.Conv, "Not answered: "+err.Error()+".")
 		return
 	}
 	if scope == store.Always && !rights.mayAdmin(m.From) {
@@ -299,7 +299,7 @@ func approveArgs(args string) (all bool, scope store.Scope, err error) {
 		case "always":
 			scope = store.Always
 		default:
-			return false, "", fmt.Errorf("Not answered: /approve takes [all] [once|session|always], not %q.", clean(w, 40))
+			return false, "", fmt.Errorf("/approve takes [all] [once|session|always], not %q", clean(w, 40))
 		}
 	}
 	return all, scope, nil

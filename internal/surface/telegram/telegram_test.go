@@ -456,3 +456,41 @@ func TestAnsweredElsewhere(t *testing.T) {
 		t.Fatal("the denied command ran")
 	}
 }
+
+// TestYolo: /yolo is an admin's; an approver's is refused and changes
+// nothing; the admin's turns session yolo on for this chat alone.
+func TestYolo(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	ctx := context.Background()
+	r.tg.Say(group, 0, alice, "/yolo on")
+	r.tg.Wait("the refusal", wait, func(s *telegramtest.Server) bool {
+		for _, m := range s.Messages(42) {
+			if strings.Contains(m.Text, "warden admins can switch yolo") {
+				return true
+			}
+		}
+		return false
+	})
+	if on, _ := r.host.DB.SessionYolo(ctx, "telegram:-1001"); on {
+		t.Fatal("an approver switched yolo on")
+	}
+	r.tg.Say(group, 0, admin, "/yolo on")
+	r.tg.WaitMessage(group, "Yolo is ON for this session", wait)
+	if on, _ := r.host.DB.SessionYolo(ctx, "telegram:-1001"); !on {
+		t.Fatal("the admin's /yolo on did not hold")
+	}
+	if on, _ := r.host.DB.SessionYolo(ctx, "telegram:-1002"); on {
+		t.Fatal("yolo leaked to another chat's session")
+	}
+	dir := target(t)
+	r.tg.Say(group, 0, alice, "!rm -rf "+dir)
+	r.tg.WaitMessage(group, "Ran (exit 0)", wait)
+	if exists(dir) {
+		t.Fatal("the command did not run under yolo")
+	}
+	for _, m := range r.tg.Messages(group) {
+		if strings.Contains(m.Text, "Approval needed") {
+			t.Fatalf("asked under yolo: %q", m.Text)
+		}
+	}
+}
