@@ -30,6 +30,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wardenhq/warden/internal/surface/chattest"
 )
 
 // Identity of the fake application.
@@ -114,15 +116,14 @@ type Server struct {
 	ready        *websocket.Conn
 	identified   int
 	intents      int
-	changed      chan struct{}
-	postedAt     []time.Time
+	changes      chattest.Changes
 	wmu          sync.Mutex // serialises gateway writes
 }
 
 // New starts a fake for token; it stops when the test ends.
 func New(t testing.TB, token string) *Server {
 	s := &Server{t: t, token: token, nextID: 1000, interactions: map[string]*interaction{}, responses: map[string][]Response{},
-		conns: map[*websocket.Conn]bool{}, changed: make(chan struct{})}
+		conns: map[*websocket.Conn]bool{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -174,8 +175,7 @@ func (s *Server) Revoke(revoked bool) {
 }
 
 func (s *Server) broadcastLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changes.Notify()
 }
 
 func (s *Server) idLocked() string {
@@ -396,32 +396,11 @@ func (s *Server) Modals() []Modal {
 	return out
 }
 
-// PostTimes returns when each message was created by the bot.
-func (s *Server) PostTimes() []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.postedAt...)
-}
-
-// Wait waits until cond holds, failing the test after d.
+// Wait waits until cond holds (checked on every change), failing the
+// test after d.
 func (s *Server) Wait(what string, d time.Duration, cond func(s *Server) bool) {
 	s.t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond(s) {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			s.t.Fatalf("discordtest: %s: not within %v; messages:\n%s", what, d, s.dump())
-			return
-		}
-	}
+	s.changes.Wait(s.t, "discordtest: "+what, d, func() bool { return cond(s) }, s.dump)
 }
 
 // WaitMessage waits for a bot message (not ephemeral) in channel
@@ -613,9 +592,6 @@ func (s *Server) createMessage(w http.ResponseWriter, channel string, p payload,
 	s.mu.Lock()
 	m := &Message{ID: s.idLocked(), Channel: channel, Author: BotID, Content: p.Content, Buttons: bs, Ephemeral: ephemeral, For: forUser, Mentions: p.AllowedMentions, At: time.Now()}
 	s.messages = append(s.messages, m)
-	if !ephemeral {
-		s.postedAt = append(s.postedAt, time.Now())
-	}
 	s.broadcastLocked()
 	out := s.messageJSON(m)
 	s.mu.Unlock()

@@ -27,6 +27,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wardenhq/warden/internal/surface/chattest"
 )
 
 // Identity of the fake workspace and bot.
@@ -90,10 +92,9 @@ type Server struct {
 	conns    map[*websocket.Conn]bool
 	current  *websocket.Conn
 	opens    int
-	changed  chan struct{}
+	changes  chattest.Changes
 	nextEnv  int
 	nextTrig int
-	postedAt []time.Time
 	calls    map[string]int
 	pingStop chan struct{}
 	wg       sync.WaitGroup
@@ -107,7 +108,7 @@ type envelope struct {
 // New starts a fake; it stops when the test ends.
 func New(t testing.TB, botToken, appToken string) *Server {
 	s := &Server{t: t, botToken: botToken, appToken: appToken, clock: 1700000000000000, triggers: map[string]bool{},
-		acks: map[string]json.RawMessage{}, conns: map[*websocket.Conn]bool{}, changed: make(chan struct{}),
+		acks: map[string]json.RawMessage{}, conns: map[*websocket.Conn]bool{},
 		calls: map[string]int{}, pingStop: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.wg.Go(s.pinger)
@@ -164,8 +165,7 @@ func (s *Server) Revoke(revoked bool) {
 }
 
 func (s *Server) broadcastLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changes.Notify()
 }
 
 // ts returns a new, increasing message timestamp.
@@ -385,32 +385,11 @@ func (s *Server) Views() []View {
 	return out
 }
 
-// PostTimes returns when each chat.postMessage arrived.
-func (s *Server) PostTimes() []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.postedAt...)
-}
-
-// Wait waits until cond holds, failing the test after d.
+// Wait waits until cond holds (checked on every change), failing the
+// test after d.
 func (s *Server) Wait(what string, d time.Duration, cond func(s *Server) bool) {
 	s.t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond(s) {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			s.t.Fatalf("slacktest: %s: not within %v; messages:\n%s", what, d, s.dump())
-			return
-		}
-	}
+	s.changes.Wait(s.t, "slacktest: "+what, d, func() bool { return cond(s) }, s.dump)
 }
 
 // WaitMessage waits for a bot message (not ephemeral) in channel whose
@@ -534,9 +513,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	down, revoked := s.down, s.revoked
 	s.calls[method]++
-	if method == "chat.postMessage" {
-		s.postedAt = append(s.postedAt, time.Now())
-	}
 	s.broadcastLocked()
 	s.mu.Unlock()
 	if down {

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/wardenhq/warden/internal/surface/chattest"
 )
 
 // BotID and BotName are the fake bot's identity.
@@ -92,14 +94,13 @@ type Server struct {
 	queries  map[string]bool // callback query id → answered
 	answers  []CallbackAnswer
 	nextQ    int
-	calls    map[string]int
-	sentAt   []time.Time // when each sendMessage arrived
-	changed  chan struct{}
+	calls    map[string]int // when each sendMessage arrived
+	changes  chattest.Changes
 }
 
 // New starts a fake for token; it stops when the test ends.
 func New(t testing.TB, token string) *Server {
-	s := &Server{t: t, token: token, firstID: 1, nextID: 1, nextMsg: 1, wake: make(chan struct{}), changed: make(chan struct{}),
+	s := &Server{t: t, token: token, firstID: 1, nextID: 1, nextMsg: 1, wake: make(chan struct{}),
 		queries: map[string]bool{}, calls: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
@@ -143,8 +144,7 @@ func (s *Server) Revoke(revoked bool) {
 func (s *Server) broadcastLocked() {
 	close(s.wake)
 	s.wake = make(chan struct{})
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changes.Notify()
 }
 
 func (s *Server) push(u map[string]any) {
@@ -250,22 +250,7 @@ func (s *Server) Calls(method string) int {
 // test after d.
 func (s *Server) Wait(what string, d time.Duration, cond func(s *Server) bool) {
 	s.t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond(s) {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			s.t.Fatalf("telegramtest: %s: not within %v; messages:\n%s", what, d, s.dump())
-			return
-		}
-	}
+	s.changes.Wait(s.t, "telegramtest: "+what, d, func() bool { return cond(s) }, s.dump)
 }
 
 // WaitMessage waits for a bot message in chat whose text contains sub
@@ -327,9 +312,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	down, revoked := s.down, s.revoked
 	s.calls[method]++
-	if method == "sendMessage" {
-		s.sentAt = append(s.sentAt, time.Now())
-	}
 	s.broadcastLocked()
 	s.mu.Unlock()
 	switch {
@@ -522,13 +504,6 @@ func countButtons(kb [][]Button) int {
 		n += len(r)
 	}
 	return n
-}
-
-// SentTimes returns when each sendMessage arrived.
-func (s *Server) SentTimes() []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.sentAt...)
 }
 
 func utf16Len(s string) int {
