@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,11 @@ type checkOptions struct {
 	color     string
 	// as is the owner notation of --as; "" when the run decides nothing.
 	as string
+	// explain shows how the line is read: the argv bash will run, each
+	// program's option parse, and what decided.
+	explain bool
+	// cwd is the directory the command is judged in ("" unknown).
+	cwd string
 	// maxLine caps one --jsonl input line; zero means defaultMaxLine.
 	// Tests lower it to exercise the over-long-line path cheaply.
 	maxLine int
@@ -95,6 +101,15 @@ others stay without one and resolve from their modes at once. With --as
 the exit status follows the decision: 0 allow, 1 ask, 2 deny. --json adds
 "as", "decision", "rule", "steps" and "agent_message" to the report.
 
+--explain adds how the line was read: each command's argv as bash will run
+it (every byte that is not printable ASCII escaped, e.g. \u00a0), what it was
+reached through (sudo, bash -c, $(…)), how its program's options were read
+(getopt's rules: bundles, values, unique abbreviations of long options, --),
+each finding with what decided it, and the rule that decided the verdict.
+
+--cwd DIR judges relative paths as if the command ran in DIR (without it the
+directory is unknown, and a path that climbs out of it is taken to reach /).
+
 --catalogue lists every class key, its tier and its description.
 
 ` + exitStatusHelp
@@ -134,6 +149,8 @@ func newCheckCmd() *cobra.Command {
 	f.StringVar(&opts.config, "config", "", "apply the deny rules (approvals.deny) of this config `FILE`; with --as or --jsonl \"as\", its whole policy")
 	f.StringVar(&opts.as, "as", "", "run the gate's decision table as `OWNER` (cli, gateway:web/KEY, cron:JOB, kanban:T1>cron:J1, …)")
 	f.StringVar(&opts.color, "color", "auto", "highlight findings: auto (when stdout is a terminal), always or never")
+	f.BoolVar(&opts.explain, "explain", false, "show the argv bash will run (bytes as they are), each program's option parse, and the rule that decided")
+	f.StringVar(&opts.cwd, "cwd", "", "judge relative paths as if the command ran in `DIR` (default: unknown)")
 	return cmd
 }
 
@@ -189,10 +206,16 @@ func runCheck(ctx context.Context, opts checkOptions, args []string, stdin io.Re
 	if err != nil {
 		return usageError{err}
 	}
+	if opts.cwd != "" {
+		if opts.cwd, err = filepath.Abs(opts.cwd); err != nil {
+			return usageError{fmt.Errorf("--cwd: %w", err)}
+		}
+	}
 	if opts.as != "" {
 		return checkAs(ctx, opts, rules, as, line, stdout)
 	}
-	res := evaluate(line, rules.deny)
+	res := evaluateAnalysis(line, opts.analyser().Analyze(line), rules.deny)
+	res.explain = opts.explain
 	if opts.json {
 		err = writeCheckJSON(stdout, res)
 	} else {
@@ -242,11 +265,19 @@ type checkResult struct {
 	denyRule string
 	// as is set with --as: the owner decided for and the decision.
 	as *asResult
+	// explain asks the report to show how the line was read.
+	explain bool
 }
 
 // evaluate analyses line and applies deny (which may be nil).
 func evaluate(line string, deny denyMatcher) checkResult {
 	return evaluateAnalysis(line, shell.Analyze(line), deny)
+}
+
+// analyser is the analysis options of a check run (no --as): the
+// directory given, and option parses with --explain.
+func (o checkOptions) analyser() shell.Options {
+	return shell.Options{Cwd: o.cwd, Explain: o.explain}
 }
 
 // evaluateAnalysis applies deny (which may be nil) to a, the analysis of

@@ -93,6 +93,12 @@ func checkAs(ctx context.Context, opts checkOptions, rules *checkRules, o owner.
 	if res.as == nil {
 		return derr
 	}
+	if opts.explain {
+		// The gate's analysis decided; this one, with the same reading,
+		// also records each program's option parse.
+		res.analysis = opts.analyser().Analyze(line)
+		res.explain = true
+	}
 	var err error
 	if opts.json {
 		err = writeCheckJSON(stdout, res)

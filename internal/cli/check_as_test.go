@@ -127,10 +127,10 @@ rule: floor.deny_rule
 
 decision path:
      1  parse and analyse  pass         1 commands
-  →  3  user deny rules    decided      evil?[2J*
+  →  3  user deny rules    decided      evil\x1b[2J*
     10  deny               not reached
 
-agent message: blocked?
+agent message: blocked\u202e
 `
 	if got := b.String(); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)

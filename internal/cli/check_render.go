@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/term"
-	"golang.org/x/text/width"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/wardenhq/warden/internal/gate"
@@ -105,10 +105,85 @@ func writeCheckHuman(w io.Writer, res checkResult, color bool) error {
 		}
 	}
 
+	if res.explain {
+		explain(bw, res)
+	}
 	if res.as != nil {
 		p.decision(res.as)
 	}
 	return bw.Flush()
+}
+
+// explain prints how the line was read: each command's argv as bash
+// will run it (every byte that is not printable ASCII escaped), how it
+// was reached, how its program's options were read, and what decided.
+func explain(w io.Writer, res checkResult) {
+	a := res.analysis
+	fmt.Fprintln(w, "\nexplain:")
+	if a.Input != "" && sanitize(a.Input) != a.Input {
+		fmt.Fprintf(w, "  bytes: %s\n", ansiQuote(a.Input))
+	}
+	for i, c := range a.Commands {
+		words := make([]string, len(c.Argv))
+		for j, arg := range c.Argv {
+			words[j] = renderArg(arg)
+		}
+		fmt.Fprintf(w, "  %d. argv: %s\n", i+1, strings.Join(words, " "))
+		if len(c.Via) > 0 {
+			fmt.Fprintf(w, "     reached through: %s\n", sanitize(strings.Join(c.Via, " > ")))
+		}
+		if c.Parse != "" {
+			fmt.Fprintf(w, "     options read: %s\n", sanitize(c.Parse))
+		}
+		for _, f := range a.Findings {
+			if f.Command != i {
+				continue
+			}
+			line := fmt.Sprintf("     %s (%s)", f.Class, f.Tier)
+			if f.Opaque {
+				line += " [could not see into]"
+			}
+			if f.Detail != "" {
+				line += ": " + sanitize(f.Detail)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	for _, f := range a.Findings {
+		if f.Command < 0 {
+			fmt.Fprintf(w, "  line: %s (%s)\n", f.Class, f.Tier)
+		}
+	}
+	fmt.Fprintf(w, "  decided by: %s\n", decidedBy(res))
+}
+
+// decidedBy names what decided the verdict: the gate's rule with --as,
+// else the most severe findings.
+func decidedBy(res checkResult) string {
+	if res.as != nil {
+		return res.as.decision.Rule
+	}
+	a := res.analysis
+	switch {
+	case res.verdict == verdictDenied:
+		return "deny rule " + sanitize(res.denyRule)
+	case a.Verdict == shell.Malformed:
+		return "malformed: " + sanitize(a.Error)
+	case len(a.Findings) == 0:
+		return "nothing in the catalogue matched"
+	}
+	rank := map[shell.Tier]int{shell.TierHardline: 3, shell.TierFloor: 2, shell.TierDangerous: 1}
+	best := 0
+	for _, f := range a.Findings {
+		best = max(best, rank[f.Tier])
+	}
+	var keys []string
+	for _, f := range a.Findings {
+		if rank[f.Tier] == best && !slices.Contains(keys, f.Class) {
+			keys = append(keys, f.Class)
+		}
+	}
+	return strings.Join(keys, ", ")
 }
 
 // decisionMarker points at the row of the decision path that decided.
@@ -386,14 +461,16 @@ func cellsOf(s string, ln lineRange) []cell {
 		switch {
 		case r == '\t':
 			c.text = " "
-		case r == utf8.RuneError && size == 1, unicode.IsControl(r), unicode.Is(unicode.Cf, r):
-			c.text = "?"
-		case unicode.In(r, unicode.Mn, unicode.Me):
-			c.w = 0
-		default:
-			if k := width.LookupRune(r).Kind(); k == width.EastAsianWide || k == width.EastAsianFullwidth {
-				c.w = 2
-			}
+		case r == utf8.RuneError && size == 1, unicode.IsControl(r), r >= utf8.RuneSelf:
+			// Shown as it will run: invisible, control and non-ASCII
+			// characters as escapes (\u00a0, \x1b), never as what they
+			// look like.
+			c.text = shell.Visible(c.text)
+			c.w = len(c.text)
+		case r == '\\' && off+1 < ln.end && strings.IndexByte("xuUr\\", s[off+1]) >= 0:
+			// A backslash that would read as the start of an escape is
+			// doubled, as shell.Visible does.
+			c.text, c.w = `\\`, 2
 		}
 		cells = append(cells, c)
 		off += size
@@ -475,17 +552,21 @@ func renderArg(a shell.Arg) string {
 	if !a.Static {
 		return sanitize(a.Value)
 	}
+	if sanitize(a.Value) != a.Value {
+		return ansiQuote(a.Value)
+	}
 	if q, err := syntax.Quote(a.Value, syntax.LangBash); err == nil {
 		return q
 	}
 	return strconv.QuoteToGraphic(a.Value)
 }
 
-// sanitize replaces what could act on a terminal with "?" (see cellsOf).
+// sanitize renders s as it is, with what could act on a terminal or
+// disguise itself escaped (see cellsOf, shell.Visible).
 func sanitize(s string) string {
 	clean := true
 	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+		if r == utf8.RuneError || unicode.IsControl(r) && r != '\t' || r >= utf8.RuneSelf || r == '\\' {
 			clean = false
 			break
 		}
@@ -497,5 +578,32 @@ func sanitize(s string) string {
 	for _, c := range cellsOf(s, lineRange{0, len(s)}) {
 		b.WriteString(c.text)
 	}
+	return b.String()
+}
+
+// ansiQuote quotes s as bash's $'…', with every byte that is not printable
+// ASCII escaped (\x1b, \u00a0): the word as it will run, readable and
+// pasteable.
+func ansiQuote(s string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1 || r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += n
+	}
+	b.WriteByte('\'')
 	return b.String()
 }

@@ -91,27 +91,27 @@ commands:
   3. sh  (via sudo)
 `},
 		{"pipe color", checkResult{cmd: pipe.Input, analysis: pipe, verdict: "dangerous"}, true, ""},
-		{"wide runes", checkResult{cmd: wide.Input, analysis: wide, verdict: "hardline"}, false, `command: echo 日本 && rm -rf /
+		{"non-ASCII shown escaped", checkResult{cmd: wide.Input, analysis: wide, verdict: "hardline"}, false, `command: echo \u65e5\u672c && rm -rf /
 verdict: hardline
 
 classes:
   delete.root  hardline  recursive delete of the root filesystem
 
 findings:
-  delete.root at 1:14, command 2
-    echo 日本 && rm -rf /
-                 ^^^^^^^^
+  delete.root at 1:22, command 2
+    echo \u65e5\u672c && rm -rf /
+                         ^^^^^^^^
 
 commands:
-  1. echo 日本
+  1. echo $'\u65e5\u672c'
   2. rm -rf /
 `},
-		{"control bytes never reach the terminal", checkResult{cmd: hostile.Input + "\x00", analysis: hostile, verdict: "safe"}, false, `command: echo ?[2J?hi there
+		{"control bytes never reach the terminal", checkResult{cmd: hostile.Input + "\x00", analysis: hostile, verdict: "safe"}, false, `command: echo \x1b[2J\u202ehi there
 as given: "echo \x1b[2J\u202ehi\tthere\x00"
 verdict: safe
 
 commands:
-  1. echo $'\x1b[2J\u202ehi' $(?)
+  1. echo $'\x1b[2J\u202ehi' $(\x07)
 `},
 		{"multi-line span and denied", checkResult{cmd: multi.Input, analysis: multi, verdict: "hardline", denyRule: "bash*"}, false, `command:
   bash <<'EOF'

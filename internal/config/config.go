@@ -67,6 +67,16 @@ type Config struct {
 	LLM LLM
 	// Chat holds the chat: section (Discord, Slack, Telegram, notifiers).
 	Chat Chat
+	// Analysis holds the analysis: section.
+	Analysis Analysis
+}
+
+// Analysis is the analysis: section: how shell commands are judged.
+type Analysis struct {
+	// Profile is "" (the default: the catalogue decides what is
+	// dangerous) or "strict" (also any program not on the analyser's
+	// known-safe list).
+	Profile string
 }
 
 // Tools is the tools: section.

@@ -137,6 +137,11 @@ type rawConfig struct {
 	Kanban           *rawKanban    `yaml:"kanban"`
 	LLM              *rawLLM       `yaml:"llm"`
 	Chat             *rawChat      `yaml:"chat"`
+	Analysis         *rawAnalysis  `yaml:"analysis"`
+}
+
+type rawAnalysis struct {
+	Profile node `yaml:"profile"`
 }
 
 type rawApprovals struct {
@@ -298,6 +303,18 @@ func (v *validator) config(raw *rawConfig) *Config {
 	}
 	if t := raw.Tools; t != nil {
 		cfg.Tools.EnvPassthrough = v.envNames(t.EnvPassthrough.n)
+	}
+	if a := raw.Analysis; a != nil && a.Profile.n != nil {
+		s, ok := v.str(a.Profile.n, "analysis.profile")
+		switch {
+		case !ok:
+		case s == "" || s == "default":
+			cfg.Analysis.Profile = ""
+		case s == "strict":
+			cfg.Analysis.Profile = s
+		default:
+			v.errorf(a.Profile.n, "analysis.profile: want default or strict, got %q", s)
+		}
 	}
 	if k := raw.Kanban; k != nil {
 		cfg.Kanban.FailureLimit = v.count(k.FailureLimit.n, "kanban.failure_limit", DefaultFailureLimit, 100)

@@ -78,6 +78,9 @@ func render(cfg *Config, warns []Warning, err error) string {
 		if cfg.MCP.AskClient {
 			fmt.Fprintf(&b, "mcp.ask_client: true\n")
 		}
+		if cfg.Analysis.Profile != "" {
+			fmt.Fprintf(&b, "analysis.profile: %s\n", cfg.Analysis.Profile)
+		}
 		if l := cfg.LLM; l != defaultLLM() {
 			fmt.Fprintf(&b, "llm: %+v\n", l)
 		}

@@ -3,7 +3,6 @@ package gate
 import (
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -121,50 +120,12 @@ func (g *Gate) assess(p *Policy, act action.Action, t *table) (*assessment, erro
 }
 
 func (p *Policy) assessShell(cmd, dir, kind string, t *table) *assessment {
-	a := p.Analyse(cmd)
-	as := &assessment{kind: action.Shell, what: kind + " `" + oneLine(a.Input) + "`", analysis: a, classes: a.Classes(), shells: []*shell.Analysis{a}}
+	a := p.AnalyseIn(cmd, dir)
+	// The command as it will run, what could hide or disguise itself
+	// escaped (\u00a0), never a cleaned-up reading.
+	as := &assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a, classes: a.Classes(), shells: []*shell.Analysis{a}}
 	p.floors(as, []*shell.Analysis{a}, nil, dir, t)
 	return as
-}
-
-// writeOps are the redirections that write to their target.
-var writeOps = map[string]bool{">": true, ">>": true, ">|": true, "<>": true, "&>": true, "&>>": true, ">&": true}
-
-// shellWrites judges the static targets of a command line's write
-// redirections against the protected-path table, resolved from dir as
-// the write tool's paths are, so `> ~/.bashrc` and a Write of ~/.bashrc
-// get the same decision. (Targets computed at run time are the shell
-// analyser's: they are dynamic.)
-func (p *Policy) shellWrites(a *shell.Analysis, dir string) protect.Match {
-	var best protect.Match
-	env := p.resolveEnv(dir)
-	for _, c := range a.Commands {
-		for _, r := range c.Redirs {
-			v := r.Target.Value
-			if !writeOps[r.Op] || !r.Target.Static || v == "" {
-				continue
-			}
-			if r.Op == ">&" && (v == "-" || strings.Trim(v, "0123456789") == "") {
-				continue // a file descriptor
-			}
-			var m protect.Match
-			if r.Target.Glob {
-				g := v
-				if !path.IsAbs(g) && path.IsAbs(env.Cwd) && !strings.HasPrefix(g, "~") {
-					g = path.Join(env.Cwd, g)
-				} else if strings.HasPrefix(g, "~/") && env.Home != "" {
-					g = env.Home + g[1:]
-				}
-				m = p.table.MatchPattern(g, protect.Write)
-			} else {
-				m = p.table.MatchAll(protect.Resolve(env, v), protect.Write)
-			}
-			if m.Tier > best.Tier {
-				best = m
-			}
-		}
-	}
-	return best
 }
 
 // floors runs rows 1 to 3 over one or more analyses (a code action may
@@ -181,38 +142,35 @@ func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []
 		parsed = append(parsed, plural(len(a.Commands), "command"))
 	}
 	t.add(1, "parse and analyse", Pass, strings.Join(parsed, "; "))
+	// Row 2 and the protected paths of row 3: the analyser's hardline
+	// classes, and what its writers reach in the protected-path table
+	// (the same table the write tool is judged by), in every mode.
+	var hard, floor []string
 	for _, a := range list {
-		if a.Verdict == shell.Hardline {
-			var hard []string
-			for _, f := range a.Findings {
-				if f.Tier == shell.TierHardline {
-					hard = append(hard, f.Description)
-				}
+		for _, f := range a.Findings {
+			switch f.Tier {
+			case shell.TierHardline:
+				hard = append(hard, f.Description)
+			case shell.TierFloor:
+				floor = append(floor, f.Description+" ["+f.Class+"]")
 			}
-			t.add(2, "hardline floor", Decided, strings.Join(unique(hard), ", "))
-			as.floor, as.detail = RuleHardline, strings.Join(unique(hard), ", ")
-			return
 		}
 	}
-	var writes protect.Match
-	for _, a := range list {
-		if m := p.shellWrites(a, dir); m.Tier > writes.Tier {
-			writes = m
-		}
-	}
-	if writes.Protected() && !slices.Contains(as.classes, writes.Class) {
-		as.classes = append(as.classes, writes.Class)
-	}
-	if writes.Tier == protect.Hardline {
-		t.add(2, "hardline floor", Decided, describe([]string{writes.Class}))
-		as.floor, as.detail = RuleHardline, describe([]string{writes.Class})
+	if len(hard) > 0 {
+		t.add(2, "hardline floor", Decided, strings.Join(unique(hard), ", "))
+		as.floor, as.detail = RuleHardline, strings.Join(unique(hard), ", ")
 		return
 	}
 	t.add(2, "hardline floor", Pass, "")
-	if writes.Tier == protect.Floor {
-		t.add(3, "protected paths", Decided, describe([]string{writes.Class}))
-		as.floor, as.detail = RuleProtectedPath, describe([]string{writes.Class})
+	if len(floor) > 0 {
+		t.add(3, "protected paths", Decided, strings.Join(unique(floor), ", "))
+		as.floor, as.detail = RuleProtectedPath, strings.Join(unique(floor), ", ")
 		return
+	}
+	for _, a := range list {
+		if a.Opaque() && as.opaque == "" {
+			as.opaque = opaqueReasons(a)
+		}
 	}
 	subjects := extraSubjects
 	for _, a := range list {
@@ -229,10 +187,22 @@ func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []
 			as.dangerous = true
 		}
 	}
-	if writes.Tier == protect.Dangerous {
-		as.dangerous = true
-		as.extra = append(as.extra, writes.Class)
+}
+
+// opaqueReasons says what the analyser could not see into.
+func opaqueReasons(a *shell.Analysis) string {
+	var out []string
+	for _, f := range a.Findings {
+		if !f.Opaque {
+			continue
+		}
+		r := f.Description
+		if f.Detail != "" {
+			r += ": " + f.Detail
+		}
+		out = append(out, r)
 	}
+	return strings.Join(unique(out), "; ")
 }
 
 // assessCode judges code by what it does (internal/codescan): the
@@ -259,7 +229,7 @@ func (p *Policy) assessCode(act action.Action, t *table) *assessment {
 	var list []*shell.Analysis
 	if len(r.Commands) > 0 {
 		// One script, so a cd in the code moves what follows.
-		a := p.Analyse(strings.Join(r.Commands, "\n"))
+		a := p.AnalyseIn(strings.Join(r.Commands, "\n"), act.Dir)
 		list = append(list, a)
 		as.analysis = a
 		as.classes = append(as.classes, a.Classes()...)

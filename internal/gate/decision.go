@@ -39,6 +39,9 @@ const (
 	RuleKanbanMode      = "unattended.kanban_mode"
 	RuleSingleQueryMode = "unattended.single_query_mode"
 	RuleUnattendedMode  = "unattended.unattended_mode"
+	// RuleOpaque denies, for an owner no human answers for, an action
+	// the analyser could not see into (invariant 12).
+	RuleOpaque          = "unattended.opaque"
 	RuleGuardianApprove = "guardian.approve"
 	RuleGuardianDeny    = "guardian.deny"
 	RuleHuman           = "human"

@@ -137,13 +137,16 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 	attended := o.Attended()
 	// Row 5: bypasses. The container is the boundary for every owner;
 	// yolo and mode off are an attended human's choices and never reach
-	// an unattended lineage.
+	// an unattended lineage. What the analyser could not see into passes
+	// no bypass and no grant (invariant 12): a human decides, or, for an
+	// unattended owner, it is denied.
+	opaque := as.opaque != ""
 	switch {
+	case opaque:
+		t.add(5, "bypasses", Skip, "the analyser could not see into it ("+as.opaque+"): no bypass applies")
 	case act.Isolated():
 		t.add(5, "bypasses", Decided, "backend "+act.Backend)
 		return t.finish(d, Allow, RuleContainer, "", as), nil
-	case as.opaque != "":
-		t.add(5, "bypasses", Skip, "the analyser could not read all of it ("+as.opaque+"): yolo and mode off do not apply")
 	case !attended:
 		t.add(5, "bypasses", Skip, "unattended lineage: yolo and mode off do not apply")
 	case g.processYolo:
@@ -165,6 +168,10 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 		t.add(5, "bypasses", Pass, "")
 	}
 	// Row 6: grants. The exact key is only needed here, off the safe path.
+	if opaque {
+		t.add(6, "grants", Skip, "no grant covers what the analyser could not see into")
+		return g.decideOpaque(ctx, p, o, as, t, d)
+	}
 	as.exact = grant.ExactKey(act)
 	grants, err := g.grantsFor(ctx, p, o.SessionKey())
 	if err != nil {
@@ -214,6 +221,21 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 		t.add(8, "guardian", Skip, "mode "+p.Mode.String())
 	}
 	// Row 9: ask the human on the owner's own surfaces.
+	t.add(9, "ask a human", Decided, surfaceOf(o))
+	return t.finish(d, Ask, RuleHuman, "", as), nil
+}
+
+// decideOpaque runs rows 7 to 9 for an action the analyser could not see
+// into: an unattended owner is denied whatever its mode; an attended one
+// is asked (the guardian does not decide it).
+func (g *Gate) decideOpaque(ctx context.Context, p *Policy, o owner.Owner, as *assessment, t *table, d Decision) (Decision, error) {
+	if !o.Attended() {
+		why := "no human can look at what warden could not see into (" + as.opaque + ")"
+		t.add(7, "unattended mode", Decided, why)
+		return t.finish(d, Deny, RuleOpaque, why, as), nil
+	}
+	t.add(7, "unattended mode", Skip, "attended: "+surfaceOf(o))
+	t.add(8, "guardian", Skip, "what warden could not see into goes to a human")
 	t.add(9, "ask a human", Decided, surfaceOf(o))
 	return t.finish(d, Ask, RuleHuman, "", as), nil
 }

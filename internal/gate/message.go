@@ -25,6 +25,8 @@ func agentMessage(rule, why string, as *assessment) string {
 		if why != "" {
 			reason += ": " + why
 		}
+	case RuleOpaque:
+		reason = "warden could not see what it would run (" + why + "), and nobody is here to look at it"
 	case RuleCronMode, RuleKanbanMode, RuleSingleQueryMode, RuleUnattendedMode:
 		reason = why
 	default:

@@ -106,6 +106,7 @@ func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
 			p.analyser.ProtectedPaths = append(p.analyser.ProtectedPaths, path.Clean(pp))
 		}
 	}
+	p.analyser.Profile = cfg.Analysis.Profile
 	p.fs, p.homes = paths.FS, paths.Homes
 	if p.fs == nil {
 		p.fs = protect.OSFS{}
@@ -117,6 +118,8 @@ func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
 		own = append(own, protect.Resolve(protect.Env{FS: p.fs}, pp)...)
 	}
 	p.table = protect.New(protect.Paths{Extra: own})
+	// The analyser checks recursive operations against the same paths.
+	p.analyser.ProtectedPaths = own
 	return p, nil
 }
 
@@ -146,8 +149,25 @@ func (p *Policy) resolveEnv(dir string) protect.Env {
 	return protect.Env{Cwd: dir, Home: home, Homes: p.homes, FS: p.fs}
 }
 
-// Analyse analyses a shell command with this policy's protected paths.
-func (p *Policy) Analyse(cmd string) *shell.Analysis { return p.analyser.Analyze(cmd) }
+// Analyse analyses a shell command with this policy's protected paths,
+// in no particular directory.
+func (p *Policy) Analyse(cmd string) *shell.Analysis { return p.AnalyseIn(cmd, "") }
+
+// AnalyseIn analyses a shell command that runs in dir (the directory the
+// owner's terminal is in, or the hook's cwd; "" when unknown): relative
+// paths, ~ and symlinks resolve as they will when it runs, against the
+// policy's protected-path table.
+func (p *Policy) AnalyseIn(cmd, dir string) *shell.Analysis {
+	o := p.analyser
+	if path.IsAbs(dir) {
+		o.Cwd = path.Clean(dir)
+	}
+	if p.home != "" && p.home != "." {
+		o.Home = p.home
+	}
+	o.Homes, o.FS, o.Protect = p.homes, p.fs, p.table
+	return o.Analyze(cmd)
+}
 
 // Digest is the SHA-256 of the config text the policy was compiled from
 // ("" for the defaults); audit records carry it.

@@ -190,7 +190,7 @@ chat:
 	var threads [2]string
 	var wg sync.WaitGroup
 	for i, d := range []string{dirA, dirB} {
-		wg.Go(func() { threads[i] = sl.Say("C1", "", alice, "<@"+slacktest.BotUID+"> !rm -rf "+d) })
+		wg.Go(func() { threads[i] = sl.Say("C1", "", alice, "<@"+slacktest.BotUID+"> !"+del(d)) })
 	}
 	wg.Wait()
 	approval := func(thread string) slacktest.Message {
@@ -207,7 +207,7 @@ chat:
 		return got
 	}
 	a, b := approval(threads[0]), approval(threads[1])
-	if !strings.Contains(a.Text, dirA) || strings.Contains(a.Text, dirB) || !strings.Contains(b.Text, dirB) || strings.Contains(b.Text, dirA) {
+	if !strings.Contains(a.Text, del(dirA)) || strings.Contains(a.Text, del(dirB)) || !strings.Contains(b.Text, del(dirB)) || strings.Contains(b.Text, del(dirA)) {
 		t.Fatalf("approvals crossed:\n%q\n%q", a.Text, b.Text)
 	}
 	id := func(m slacktest.Message, label string) string {
@@ -255,7 +255,7 @@ chat:
 	dir := filepath.Join(t.TempDir(), "reports")
 	mkdir(t, dir)
 	tg.Wait("polling", chatWait, func(s *telegramtest.Server) bool { return s.Calls("getUpdates") > 0 })
-	tg.Say(-100, 0, alice, "!rm -rf "+dir)
+	tg.Say(-100, 0, alice, "!"+del(dir))
 	m := tg.WaitMessage(-100, "Approval needed", chatWait)
 	var once string
 	for _, b := range m.Buttons() {
@@ -325,7 +325,7 @@ chat:
 	// The host's own request, pending when the host stops.
 	dir := filepath.Join(t.TempDir(), "reports")
 	mkdir(t, dir)
-	tg.Say(-100, 0, alice, "!rm -rf "+dir)
+	tg.Say(-100, 0, alice, "!"+del(dir))
 	own := tg.WaitMessage(-100, "Approval needed", chatWait)
 
 	// A neighbour broker (alive: this process) on the same database.
@@ -409,3 +409,8 @@ chat:
 		t.Fatalf("the neighbour's asker got %+v", got)
 	}
 }
+
+// del is a command deleting dir that the gate asks about: a recursive
+// delete named relative to its parent (a delete of an absolute path
+// under the temporary directory is not dangerous).
+func del(dir string) string { return "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir) }

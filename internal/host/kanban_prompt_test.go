@@ -35,7 +35,7 @@ func kanbanModel(r llmtest.Request) llmtest.Reply {
 		dir := strings.TrimPrefix(title, "tidy ")
 		steps := []llmtest.ToolCall{
 			llmtest.Call("terminal", `{"command":"echo checked"}`),
-			llmtest.Call("terminal", mustJSON(map[string]string{"command": "rm -rf " + dir})),
+			llmtest.Call("terminal", mustJSON(map[string]string{"command": "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir)})),
 			llmtest.Call("kanban_comment", `{"body":"could not delete; needs a human"}`),
 			llmtest.Call("kanban_complete", `{"summary":"checked; deletion refused"}`),
 		}

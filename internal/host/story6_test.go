@@ -43,7 +43,11 @@ func storyModel(r llmtest.Request) llmtest.Reply {
 	}
 	switch {
 	case strings.HasPrefix(first, "CRON-DANGER "):
-		args, _ := json.Marshal(map[string]string{"command": "rm -rf " + strings.TrimPrefix(first, "CRON-DANGER ")})
+		dir := strings.TrimPrefix(first, "CRON-DANGER ")
+		// A project directory deleted relative to its parent: a
+		// recursive delete that names /tmp/… is confined to a temporary
+		// directory and not dangerous.
+		args, _ := json.Marshal(map[string]string{"command": "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir)})
 		return llmtest.Calls(llmtest.Call("terminal", string(args)))
 	case strings.HasPrefix(first, "CRON-MCP"), strings.HasPrefix(first, "WEB"):
 		return llmtest.Calls(llmtest.Call("files__confirm_delete", `{"path":"/srv/reports"}`))

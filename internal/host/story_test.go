@@ -70,7 +70,7 @@ func TestStory1_CronDoesNotLeak(t *testing.T) {
 	mkdir(t, cronTarget)
 	if _, err := th.client.AddCronJob(ctx, localapi.CronAddRequest{
 		Name: "tidy", Every: "1h", Overlap: "allow",
-		Steps: []string{"echo before", "rm -rf " + cronTarget, "echo after"},
+		Steps: []string{"echo before", "cd " + work + " && rm -rf cron-target", "echo after"},
 	}); err != nil {
 		t.Fatal(err)
 	}

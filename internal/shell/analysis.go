@@ -11,7 +11,8 @@ import "strings"
 type Verdict string
 
 // Verdicts, from least to most severe. The gate denies hardline and
-// malformed outright.
+// malformed outright. A line with a floor finding (a protected path) is
+// hardline too: no mode lets it through.
 const (
 	Safe      Verdict = "safe"
 	Dangerous Verdict = "dangerous"
@@ -25,7 +26,10 @@ type Tier string
 // Tiers of the catalogue.
 const (
 	TierDangerous Tier = "dangerous"
-	TierHardline  Tier = "hardline"
+	// TierFloor is a protected path: denied in every mode, whichever way
+	// it is written to, but not a catastrophe.
+	TierFloor    Tier = "floor"
+	TierHardline Tier = "hardline"
 )
 
 // Span is a byte range [Start, End) of the analysed text.
@@ -71,6 +75,9 @@ type Command struct {
 	Assigns []string   `json:"assigns,omitempty"`
 	Redirs  []Redirect `json:"redirs,omitempty"`
 	Span    Span       `json:"span"`
+	// Parse is how the program's options were read (Options.Explain
+	// only): "--user=root operands: rm -rf /".
+	Parse string `json:"parse,omitempty"`
 }
 
 // Name is the basename of argv[0], or "" when argv is empty or dynamic.
@@ -110,6 +117,13 @@ type Finding struct {
 	// -1 for structural findings (pipelines, fork bombs).
 	Command int  `json:"command"`
 	Span    Span `json:"span"`
+	// Opaque is set when the finding is about something the analyser
+	// could not see into (see Class.Opaque).
+	Opaque bool `json:"opaque,omitempty"`
+	// Detail says more about this finding than the class does: the path
+	// or option that decided ("/home/u/.ssh/id_rsa", "unknown option
+	// --frob").
+	Detail string `json:"detail,omitempty"`
 }
 
 // Analysis is what a command line does.
@@ -127,6 +141,18 @@ type Analysis struct {
 	// Error explains a malformed verdict (parse error with position, or
 	// which cap was exceeded).
 	Error string `json:"error,omitempty"`
+}
+
+// Opaque reports whether some finding is about something the analyser
+// could not see into: such a line is never allowed by a bypass or a
+// prefix grant (invariant 12).
+func (a *Analysis) Opaque() bool {
+	for _, f := range a.Findings {
+		if f.Opaque {
+			return true
+		}
+	}
+	return false
 }
 
 // Classes returns the distinct class keys, in first-seen order.

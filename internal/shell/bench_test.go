@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/internal/protect"
 )
 
 // typical are commands of the size agents usually send (< 200 bytes).
@@ -60,5 +62,15 @@ func BenchmarkAnalyze64KiBScript(b *testing.B) {
 		if a := Analyze(script); a.Verdict == Malformed {
 			b.Fatal(a.Error)
 		}
+	}
+}
+
+// BenchmarkAnalyzeTypicalInDir is the typical commands as the gate
+// analyses them: in a known directory, with a home, against a compiled
+// protected-path table (symlinks not followed: no file system).
+func BenchmarkAnalyzeTypicalInDir(b *testing.B) {
+	o := Options{Cwd: "/home/u/project", Home: "/home/u", Protect: protect.New(protect.Paths{StateDir: "/home/u/.local/state/warden", ConfigDir: "/home/u/.config/warden"})}
+	for i := 0; b.Loop(); i++ {
+		o.Analyze(typical[i%len(typical)])
 	}
 }

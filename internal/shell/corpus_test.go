@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and corpus expectations from the current analysis")
@@ -20,6 +22,17 @@ type corpusCase struct {
 	Verdict Verdict  `json:"verdict"`
 	Classes []string `json:"classes"`
 	Note    string   `json:"note,omitempty"`
+	// Cwd, Home, Env and Profile are the analysis options of the case
+	// (the owner's terminal state, analysis.profile).
+	Cwd     string            `json:"cwd,omitempty"`
+	Home    string            `json:"home,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Profile string            `json:"profile,omitempty"`
+}
+
+// options are the analysis options of a case.
+func (c corpusCase) options() Options {
+	return Options{Cwd: c.Cwd, Home: c.Home, Env: c.Env, Profile: c.Profile}
 }
 
 func loadCorpus(t testing.TB) map[string][]corpusCase {
@@ -74,7 +87,7 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("%s: %q names unknown class %q", file, c.Cmd, k)
 				}
 			}
-			a := Analyze(c.Cmd)
+			a := c.options().Analyze(c.Cmd)
 			got := a.Classes()
 			slices.Sort(got)
 			want := slices.Clone(c.Classes)
@@ -103,6 +116,48 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
+// TestWeaknessFamilies: each of the weaknesses the analyser was built to
+// close (issue 13, families 1 to 8: raw bytes, options, wrappers, code
+// channels, inline code, what cannot be named, paths, missing classes)
+// has a file of at least 40 cases, positives and look-alike negatives.
+func TestWeaknessFamilies(t *testing.T) {
+	corpus := loadCorpus(t)
+	for i := 1; i <= 10; i++ {
+		files, _ := filepath.Glob(fmt.Sprintf("testdata/corpus/w%02d-*.jsonl", i))
+		if len(files) != 1 {
+			t.Fatalf("family %d: %d files", i, len(files))
+		}
+		n := len(corpus[files[0]])
+		if i <= 8 && n < 40 {
+			t.Errorf("%s: %d cases, want at least 40", files[0], n)
+		}
+	}
+}
+
+// runCorpus checks the cases of the named corpus files (a family's own
+// test, beside its rules).
+func runCorpus(t *testing.T, names ...string) {
+	t.Helper()
+	corpus := loadCorpus(t)
+	for _, name := range names {
+		file := filepath.Join("testdata", "corpus", name+".jsonl")
+		cases, ok := corpus[file]
+		if !ok {
+			t.Fatalf("no corpus file %s", file)
+		}
+		for _, c := range cases {
+			a := c.options().Analyze(c.Cmd)
+			got := a.Classes()
+			slices.Sort(got)
+			want := slices.Clone(c.Classes)
+			slices.Sort(want)
+			if a.Verdict != c.Verdict || !slices.Equal(got, want) {
+				t.Errorf("%s: %q\n  got  %s %v (%s)\n  want %s %v", name, c.Cmd, a.Verdict, got, a.Error, c.Verdict, want)
+			}
+		}
+	}
+}
+
 func writeCorpus(t *testing.T, file string, cases []corpusCase) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -115,7 +170,7 @@ func writeCorpus(t *testing.T, file string, cases []corpusCase) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(file, asciiJSON(b.Bytes()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -154,4 +209,22 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// asciiJSON escapes every non-ASCII character of JSON text, so invisible
+// and look-alike characters stay visible in the corpus files.
+func asciiJSON(b []byte) []byte {
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		switch {
+		case r < 0x7f:
+			out.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&out, `\u%04x`, r)
+		}
+	}
+	return out.Bytes()
 }

@@ -2,10 +2,7 @@ package shell
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
-
-	"mvdan.cc/sh/v3/expand"
 )
 
 // cmd is one candidate being classified.
@@ -18,6 +15,11 @@ type cmd struct {
 	in   stdin
 	span Span
 }
+
+// maxProbes bounds the extra readings the analysis may try for one line
+// (a launcher option it does not know, a command name it cannot see):
+// each is a walk of the rest of the argv, and they nest.
+const maxProbes = 64
 
 // exec records a candidate and classifies it; launchers and carriers
 // recurse into what they run. It returns the candidate's index.
@@ -36,67 +38,74 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		name, val, _ := strings.Cut(as, "=")
 		w.assignFindings(idx, name, val, sp, via)
 	}
-	if !args[0].Static {
-		w.a.Dynamic = true
-		w.find(idx, clsDynamic, args[0].Span)
-		w.remoteSubst(idx, args[0])
-		return idx
-	}
 	// cmd values are recycled: rules never keep one past this call, and
 	// a heap allocation per candidate was a fifth of the walk's garbage.
 	c := w.newCmd()
 	defer w.freeCmd(c)
-	*c = cmd{w: w, idx: idx, name: cmdName(args[0].Value), args: args, via: via, in: in, span: sp}
+	*c = cmd{w: w, idx: idx, args: args, via: via, in: in, span: sp}
+	if !args[0].Static {
+		w.a.Dynamic = true
+		w.find(idx, clsDynamic, args[0].Span)
+		w.remoteSubst(idx, args[0])
+		c.unknownName()
+		return idx
+	}
+	c.name = cmdName(args[0].Value)
 	if c.name == "" {
 		return idx
 	}
 	if fd, ok := w.funcs[c.name]; ok {
-		if w.active[c.name] {
-			return idx
-		}
-		if w.forkBomb(fd) {
-			w.find(idx, clsForkBomb, sp)
-		}
-		// A body says the same thing at every call with the same kind of
-		// stdin, so it is walked once per kind: a script calling log() a
-		// thousand times stays linear.
-		ek := expansion{fd, in.kind}
-		if w.expanded[ek] {
-			return idx
-		}
-		if w.active == nil {
-			w.active = map[string]bool{}
-			w.expanded = map[expansion]bool{}
-		}
-		w.expanded[ek] = true
-		w.active[c.name] = true
-		w.stmt(fd.Body, appendVia(via, "function "+c.name), in)
-		delete(w.active, c.name)
+		w.callFunc(c, fd)
 		return idx
 	}
-	c.argProcMem()
-	if r, ok := rules[c.name]; ok {
-		r(c)
-	} else if strings.HasPrefix(c.name, "mkfs.") {
-		c.find(clsDiskFormat, sp)
-	} else if strings.HasPrefix(c.name, "newfs") {
-		ruleDevice(c)
+	c.argPaths()
+	if strings.Contains(args[0].Value, "/") {
+		w.ranFile(idx, args[0], "")
+	}
+	if p, ok := programs[c.name]; ok {
+		p.rule(c)
+	} else if strings.HasPrefix(c.name, "mkfs.") || strings.HasPrefix(c.name, "newfs") {
+		ruleMkfs(c)
+	}
+	if w.opts.Profile == ProfileStrict && !knownSafe[c.name] {
+		c.find(clsUnknownProgram, sp)
 	}
 	return idx
 }
 
 // cmdName folds a command word to its lookup key: basename, lower case
-// (case-insensitive file systems run RM as rm), without .exe.
+// (case-insensitive file systems run RM as rm), without .exe, python3.12
+// as python.
 func cmdName(word string) string {
-	n := strings.ToLower(baseName(word))
+	n := baseName(word)
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			n = strings.ToLower(n)
+			break
+		}
+	}
 	n = strings.TrimSuffix(n, ".exe")
-	if strings.HasPrefix(n, "python") && strings.Trim(n[len("python"):], "0123456789.") == "" {
-		return "python"
+	if n == "" || (n[len(n)-1] < '0' || n[len(n)-1] > '9') && !strings.Contains(n, ".") {
+		return n // not a versioned name (python3.12, pip3)
+	}
+	for _, fam := range versioned {
+		if strings.HasPrefix(n, fam) && strings.Trim(n[len(fam):], "0123456789.-") == "" && n != fam {
+			return fam
+		}
 	}
 	return n
 }
 
+// versioned are programs installed under versioned names (python3.12,
+// pip3, ruby3.2, php8.1, perl5.36, node18, lua5.4).
+var versioned = []string{"python", "pip", "ruby", "php", "perl", "node", "lua", "pypy", "tclsh", "wish", "gawk"}
+
 func (c *cmd) find(class string, sp Span) { c.w.find(c.idx, class, sp) }
+
+// findDetail records a finding with a detail that says what decided it.
+func (c *cmd) findDetail(class string, sp Span, detail string) {
+	c.w.findDetail(c.idx, class, sp, detail)
+}
 
 // run executes an inner argv reached through a launcher.
 func (c *cmd) run(args []Arg, how string, assigns ...string) int {
@@ -104,6 +113,20 @@ func (c *cmd) run(args []Arg, how string, assigns ...string) int {
 		return -1
 	}
 	return c.w.exec(args, appendVia(c.via, how), assigns, c.in, c.span)
+}
+
+// explain records how the program's options were read, for --explain.
+func (c *cmd) explain(p *opts) {
+	if c.w.opts.Explain {
+		c.w.a.Commands[c.idx].Parse = p.describe()
+	}
+}
+
+// parse reads c's options with s, from argv[1].
+func (c *cmd) parse(s *optSpec) opts {
+	p := parseOpts(s, c.args, 1)
+	c.explain(&p)
+	return p
 }
 
 // code parses a payload word run as shell code.
@@ -150,8 +173,15 @@ func (c *cmd) dynamic(a Arg) {
 	c.w.remoteSubst(c.idx, a)
 }
 
-// remoteSubst flags code that comes from a network fetch inside a
-// substitution: eval "$(curl …)", bash <(wget …).
+// opaqueDetail records that the analysis could not see what runs, and why.
+func (c *cmd) opaqueDetail(sp Span, why string) {
+	c.w.a.Dynamic = true
+	c.findDetail(clsDynamic, sp, why)
+}
+
+// remoteSubst flags code that comes from a network fetch or a decoder
+// inside a substitution: eval "$(curl …)", bash <(wget …),
+// eval "$(echo … | base64 -d)".
 func (w *walker) remoteSubst(idx int, a Arg) {
 	if a.subst == 0 {
 		return
@@ -167,6 +197,12 @@ func (w *walker) remoteSubst(idx int, a Arg) {
 			return
 		}
 	}
+	for i := r.lo; i < r.hi; i++ {
+		if isDecoder(&w.a.Commands[i]) {
+			w.find(idx, clsDecodeExec, a.Span)
+			return
+		}
+	}
 }
 
 // stdinCode handles a shell or interpreter that reads its program from
@@ -177,7 +213,7 @@ func (c *cmd) stdinCode(kind string) {
 		c.w.meta[c.idx].consumer = kind
 	case stdinText:
 		if kind != "shell" {
-			c.find(clsInlineCode, c.span)
+			c.inlineCode(c.name, Arg{Value: c.in.text, Static: c.in.static, Span: c.in.span}, c.name+" <<")
 			return
 		}
 		if c.in.static {
@@ -187,778 +223,77 @@ func (c *cmd) stdinCode(kind string) {
 		c.w.a.Dynamic = true
 		c.find(clsDynamic, c.in.span)
 		c.w.dynamicPayload(c.in.text, appendVia(c.via, c.name+" <<"), c.in.span, stdin{})
+	case stdinFile:
+		// bash < file, python < script.py: runs a file, as bash file does.
+	case stdinSubst:
+		c.w.a.Dynamic = true
+		c.findDetail(clsStdinShell, c.in.span, "reads its program from a process substitution")
+		c.w.remoteSubst(c.idx, Arg{Value: "<(", subst: c.in.subst, Span: c.in.span})
 	}
 }
 
-// opts describes a command's options for skipping them correctly.
-type opts struct {
-	short string   // short options that take a value
-	long  []string // long options that take a value (when not --x=v)
-}
-
-func (o opts) longTakes(name string) bool {
-	for _, l := range o.long {
-		if l == name {
-			return true
-		}
-	}
-	return false
-}
-
-// parsed is an argv split into options and operands, GNU style: options
-// may follow operands until "--".
-type parsed struct {
-	// flags are "-r", "--force", "-u" with their values ("" if none), in
-	// order; a short list is cheaper than a map for the few a command has.
-	flags    []flagValue
-	operands []Arg
-}
-
-type flagValue struct{ name, value string }
-
-// get returns the last value given for a flag.
-func (p parsed) get(name string) (string, bool) {
-	for i := len(p.flags) - 1; i >= 0; i-- {
-		if p.flags[i].name == name {
-			return p.flags[i].value, true
-		}
-	}
-	return "", false
-}
-
-func (p *parsed) set(name, value string) {
-	if p.flags == nil {
-		p.flags = make([]flagValue, 0, 4) // one allocation for most commands
-	}
-	p.flags = append(p.flags, flagValue{name, value})
-}
-
-func (p parsed) has(names ...string) bool {
-	for _, n := range names {
-		if _, ok := p.get(n); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// parse splits args[1:] into flags and operands, letting options follow
-// operands (GNU permutation) unless stopAtOperand.
-func (c *cmd) parse(o opts, stopAtOperand bool) (parsed, int) {
-	var p parsed
-	i := 1
-	for i < len(c.args) {
-		a := c.args[i].Value
-		switch {
-		case a == "--":
-			i++
-			p.operands = append(p.operands, c.args[i:]...)
-			return p, i
-		case strings.HasPrefix(a, "--") && len(a) > 2:
-			name, val, hasVal := strings.Cut(a, "=")
-			if !hasVal && o.longTakes(name) && i+1 < len(c.args) {
-				i++
-				val = c.args[i].Value
-			}
-			p.set(name, val)
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			for j := 1; j < len(a); j++ {
-				f := shortFlags[a[j]]
-				if strings.IndexByte(o.short, a[j]) >= 0 {
-					val := a[j+1:]
-					if val == "" && i+1 < len(c.args) {
-						i++
-						val = c.args[i].Value
-					}
-					p.set(f, val)
-					break
-				}
-				p.set(f, "")
-			}
-		default:
-			if stopAtOperand {
-				return p, i
-			}
-			if p.operands == nil {
-				// Room for every remaining word: one allocation, not a
-				// growing slice.
-				p.operands = make([]Arg, 0, len(c.args)-i)
-			}
-			p.operands = append(p.operands, c.args[i])
-		}
-		i++
-	}
-	return p, i
-}
-
-// shortFlags[c] is "-" + string(rune(c)), the name parse gives the short
-// option c, built once rather than for every option of every command.
-var shortFlags = func() (t [256]string) {
-	for c := range t {
-		t[c] = "-" + string(rune(c))
-	}
-	return t
-}()
-
-// launch skips a launcher's options and positional arguments and runs the
-// rest as a command.
-func (c *cmd) launch(o opts, positional int) {
-	_, i := c.parse(o, true)
-	i += positional
-	if i < len(c.args) {
-		c.run(c.args[i:], c.name)
-	}
-}
-
-// rules maps a command name to its checks. Launchers and carriers recurse.
-var rules map[string]func(*cmd)
-
-func init() {
-	rules = map[string]func(*cmd){
-		"sudo": ruleSudo, "doas": ruleDoas, "su": ruleSu, "runuser": ruleRunuser,
-		"env": ruleEnv, "command": ruleCommand, "builtin": func(c *cmd) { c.launch(opts{}, 0) },
-		"exec":    func(c *cmd) { c.launch(opts{short: "a"}, 0) },
-		"nohup":   func(c *cmd) { c.launch(opts{}, 0) },
-		"setsid":  func(c *cmd) { c.launch(opts{}, 0) },
-		"time":    func(c *cmd) { c.launch(opts{short: "fo"}, 0) },
-		"nice":    func(c *cmd) { c.launch(opts{short: "n", long: []string{"--adjustment"}}, 0) },
-		"ionice":  ruleQueryLaunch(opts{short: "cnP"}, 0),
-		"chrt":    ruleQueryLaunch(opts{short: "T"}, 1),
-		"taskset": ruleTaskset,
-		"stdbuf":  func(c *cmd) { c.launch(opts{short: "ioe", long: []string{"--input", "--output", "--error"}}, 0) },
-		"timeout": func(c *cmd) { c.launch(opts{short: "sk", long: []string{"--signal", "--kill-after"}}, 1) },
-		"chroot":  func(c *cmd) { c.launch(opts{long: []string{"--userspec", "--groups"}}, 1) },
-		"unshare": func(c *cmd) {
-			c.launch(opts{short: "SGR", long: []string{"--setuid", "--setgid", "--root", "--wd"}}, 0)
-		},
-		"nsenter": func(c *cmd) {
-			c.launch(opts{short: "tSGrw", long: []string{"--target", "--setuid", "--setgid", "--root", "--wd"}}, 0)
-		},
-		"pkexec": func(c *cmd) { c.launch(opts{long: []string{"--user"}}, 0) },
-		"flock":  ruleFlock, "xargs": ruleXargs, "find": ruleFind, "watch": ruleWatch,
-		"busybox": ruleBusybox, "toybox": ruleBusybox,
-		"strace": ruleTrace, "ltrace": ruleTrace,
-		"parallel": ruleParallel, "ssh": ruleSSH, "script": ruleScript,
-		"eval":   func(c *cmd) { c.codeText(c.args[1:], "eval") },
-		"source": ruleSource, ".": ruleSource,
-		"alias": ruleAlias, "trap": ruleTrap,
-		"awk": ruleAwk, "gawk": ruleAwk, "mawk": ruleAwk, "nawk": ruleAwk,
-	}
-	for _, s := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "fish", "csh", "tcsh"} {
-		rules[s] = ruleShell
-	}
-	for n, flags := range interpreters {
-		flags := flags
-		rules[n] = func(c *cmd) { ruleInterp(c, flags) }
-	}
-	addCatalogRules()
-}
-
-func ruleSudo(c *cmd) {
-	o := opts{short: "ugpChDrtUTR", long: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user", "--command-timeout", "--chroot", "--host"}}
-	p, i := c.parse(o, true)
-	if p.has("-s", "-i", "-S", "-A", "--shell", "--login", "--stdin", "--askpass") {
-		c.find(clsSudoFlags, c.span)
-	}
-	if p.has("-l", "-v", "-k", "-K", "-V", "-e", "--list", "--validate", "--edit", "--version", "--help", "-h") && !p.has("-u") {
-		if p.has("-e", "--edit") {
-			c.writes(c.args[i:])
-		}
+// unknownName is a command whose name is computed at run time. What it
+// runs is opaque; but if its static arguments have the shape of a
+// hardline command (`$cmd -n1 /dev/nvme0n1`, `$(…) -rf /`), the verdict
+// is hardline, since a floor must hold for what cannot be named.
+func (c *cmd) unknownName() {
+	w := c.w
+	if len(c.args) < 2 || w.probes >= maxProbes {
 		return
 	}
-	var assigns []string
-	for i < len(c.args) && isAssign(c.args[i].Value) {
-		assigns = append(assigns, c.args[i].Value)
-		i++
-	}
-	if i < len(c.args) {
-		c.run(c.args[i:], "sudo", assigns...)
-	}
-}
-
-func ruleDoas(c *cmd) {
-	p, i := c.parse(opts{short: "uC"}, true)
-	if p.has("-s") {
-		c.find(clsSudoFlags, c.span)
-	}
-	if i < len(c.args) {
-		c.run(c.args[i:], "doas")
-	}
-}
-
-func ruleSu(c *cmd) {
-	p, _ := c.parse(opts{short: "csgGw", long: []string{"--command", "--shell", "--group", "--supp-group", "--whitelist-environment", "--session-command"}}, false)
-	for _, f := range []string{"-c", "--command", "--session-command"} {
-		if v, ok := p.get(f); ok {
-			c.codeFlag(f, v, "su -c")
-			return
-		}
-	}
-	c.find(clsSudoFlags, c.span) // an interactive shell as another user
-}
-
-func ruleRunuser(c *cmd) {
-	p, i := c.parse(opts{short: "cugGsw", long: []string{"--command", "--user", "--group", "--supp-group", "--shell", "--session-command", "--whitelist-environment"}}, true)
-	if !p.has("-u", "--user", "-c", "--command", "--session-command") {
-		p, _ = c.parse(opts{short: "cugGsw", long: []string{"--command", "--user", "--group", "--supp-group", "--shell", "--session-command", "--whitelist-environment"}}, false)
-	}
-	for _, f := range []string{"-c", "--command", "--session-command"} {
-		if v, ok := p.get(f); ok {
-			c.codeFlag(f, v, "runuser -c")
-			return
-		}
-	}
-	if p.has("-u", "--user") {
-		if i < len(c.args) {
-			c.run(c.args[i:], "runuser")
-		}
-		return
-	}
-	c.find(clsSudoFlags, c.span)
-}
-
-// codeFlag parses the value of an option that carries shell code. The
-// value is found again among the args to keep its span and staticness.
-func (c *cmd) codeFlag(flag, val, how string) {
-	for j, a := range c.args {
-		if a.Value == val && j > 0 {
-			c.code(a, how)
-			return
-		}
-		if strings.HasPrefix(a.Value, flag+"=") || (len(flag) == 2 && strings.HasPrefix(a.Value, flag) && len(a.Value) > 2 && a.Value[2:] == val) {
-			inner := a
-			inner.Value, inner.off = val, 0
-			c.code(inner, how)
-			return
-		}
-	}
-	c.code(Arg{Value: val, Static: true, Span: c.span}, how)
-}
-
-func isAssign(s string) bool {
-	name, _, ok := strings.Cut(s, "=")
-	return ok && validName(name)
-}
-
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (i == 0 || r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
-}
-
-func ruleEnv(c *cmd) {
-	args := c.args
-	var assigns []string
-	i := 1
-	for i < len(args) {
-		a := args[i].Value
-		switch {
-		case a == "--":
-			i++
-		case a == "-S" || a == "--split-string" || strings.HasPrefix(a, "-S") || strings.HasPrefix(a, "--split-string="):
-			val := strings.TrimPrefix(strings.TrimPrefix(a, "--split-string="), "-S")
-			src := args[i]
-			if val == "" || a == "--split-string" {
-				if i+1 >= len(args) {
-					return
-				}
-				i++
-				src = args[i]
-				val = src.Value
-			}
-			words, ok := splitString(val)
-			if !ok || !src.Static {
-				c.dynamic(src)
-			}
-			inner := make([]Arg, 0, len(words)+len(args)-i)
-			for _, w := range words {
-				inner = append(inner, Arg{Value: w, Static: ok && src.Static, Span: src.Span})
-			}
-			args = append(inner, args[i+1:]...)
-			i = 0
-			continue
-		case a == "-u" || a == "-C" || a == "--unset" || a == "--chdir":
-			i += 2
-			continue
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-		case isAssign(a):
-			assigns = append(assigns, a)
-		default:
-			c.run(args[i:], "env", assigns...)
-			return
-		}
-		if a == "--" {
-			if i < len(args) {
-				c.run(args[i:], "env", assigns...)
-			}
-			return
-		}
-		i++
-	}
-	for _, as := range assigns {
-		name, val, _ := strings.Cut(as, "=")
-		c.w.assignFindings(c.idx, name, val, c.span, c.via)
-	}
-}
-
-// splitString splits env -S text with GNU semantics. ok is false when it
-// holds a ${VAR} reference (resolved by env at run time).
-func splitString(s string) (words []string, ok bool) {
-	var b strings.Builder
-	in := false
-	quote := byte(0)
-	flush := func() {
-		if in {
-			words = append(words, b.String())
-		}
-		b.Reset()
-		in = false
-	}
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case quote == '\'':
-			if ch == '\'' {
-				quote = 0
-			} else {
-				b.WriteByte(ch)
-			}
-		case ch == '\\' && i+1 < len(s):
-			i++
-			switch s[i] {
-			case '_':
-				if quote == '"' {
-					b.WriteByte(' ')
-				} else {
-					flush()
-				}
-				continue
-			case 'c':
-				flush()
-				return words, true
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			default:
-				b.WriteByte(s[i])
-			}
-			in = true
-		case quote == '"':
-			if ch == '"' {
-				quote = 0
-			} else if ch == '$' && i+1 < len(s) && s[i+1] == '{' {
-				return words, false
-			} else {
-				b.WriteByte(ch)
-			}
-		case ch == '\'' || ch == '"':
-			quote = ch
-			in = true
-		case ch == ' ' || ch == '\t' || ch == '\n':
-			flush()
-		case ch == '#' && !in:
-			flush()
-			return words, true
-		case ch == '$' && i+1 < len(s) && s[i+1] == '{':
-			return words, false
-		default:
-			b.WriteByte(ch)
-			in = true
-		}
-	}
-	flush()
-	return words, true
-}
-
-func ruleCommand(c *cmd) {
-	p, i := c.parse(opts{}, true)
-	if p.has("-v", "-V") {
-		return // a lookup, not an execution
-	}
-	if i < len(c.args) {
-		c.run(c.args[i:], "command")
-	}
-}
-
-// ruleQueryLaunch is for launchers whose -p form acts on a running pid.
-func ruleQueryLaunch(o opts, positional int) func(*cmd) {
-	return func(c *cmd) {
-		p, _ := c.parse(o, true)
-		if p.has("-p", "--pid") {
-			return
-		}
-		c.launch(o, positional)
-	}
-}
-
-func ruleTaskset(c *cmd) {
-	p, i := c.parse(opts{}, true)
-	if p.has("-p", "--pid") {
-		return
-	}
-	if i+1 < len(c.args) {
-		c.run(c.args[i+1:], "taskset")
-	}
-}
-
-func ruleFlock(c *cmd) {
-	o := opts{short: "wEc", long: []string{"--timeout", "--conflict-exit-code", "--command"}}
-	p, i := c.parse(o, true)
-	if v, ok := p.get("-c"); ok {
-		c.codeFlag("-c", v, "flock -c")
-		return
-	}
-	if v, ok := p.get("--command"); ok {
-		c.codeFlag("--command", v, "flock -c")
-		return
-	}
-	// flock FILE -c CMD puts the option after the file.
-	if i+2 < len(c.args) && (c.args[i+1].Value == "-c" || c.args[i+1].Value == "--command") {
-		c.code(c.args[i+2], "flock -c")
-		return
-	}
-	if i+1 < len(c.args) {
-		c.run(c.args[i+1:], "flock")
-	}
-}
-
-func ruleXargs(c *cmd) {
-	o := opts{short: "adEILnPs", long: []string{"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}}
-	_, i := c.parse(o, true)
-	if i >= len(c.args) {
-		return // xargs runs echo
-	}
-	inner := c.run(c.args[i:], "xargs")
-	if inner >= 0 && c.w.a.Commands[inner].key() == "rm" {
-		c.w.find(inner, clsDeleteXargs, c.span)
-	}
-}
-
-func ruleWatch(c *cmd) {
-	o := opts{short: "nqd", long: []string{"--interval", "--differences"}}
-	p, i := c.parse(o, true)
-	if i >= len(c.args) {
-		return
-	}
-	if p.has("-x", "--exec") {
-		c.run(c.args[i:], "watch")
-		return
-	}
-	c.codeText(c.args[i:], "watch")
-}
-
-func ruleBusybox(c *cmd) {
-	if len(c.args) > 1 && !strings.HasPrefix(c.args[1].Value, "-") {
-		c.run(c.args[1:], c.name)
-	}
-}
-
-func ruleTrace(c *cmd) {
-	o := opts{short: "eopsuEIabOSPXn", long: []string{"--output", "--trace", "--signal", "--attach", "--user", "--env", "--string-limit"}}
-	p, i := c.parse(o, true)
-	if p.has("-p", "--attach") && i >= len(c.args) {
-		return
-	}
-	if i < len(c.args) {
-		c.run(c.args[i:], c.name)
-	}
-}
-
-func ruleParallel(c *cmd) {
-	o := opts{short: "jSadIInNLX", long: []string{"--jobs", "--sshlogin", "--arg-file", "--delimiter", "--colsep", "--timeout", "--joblog", "--results", "--delay", "--halt", "--max-args", "--workdir", "--tmpdir"}}
-	_, i := c.parse(o, true)
-	end := i
-	for end < len(c.args) && !strings.HasPrefix(c.args[end].Value, ":::") {
-		end++
-	}
-	if end > i {
-		c.codeText(c.args[i:end], "parallel")
-		return
-	}
-	if c.in.kind == stdinPipe || c.in.kind == stdinText {
-		c.w.meta[c.idx].consumer = "shell" // each input line is a command
-		if c.in.kind == stdinText {
-			c.stdinCode("shell")
-		}
-	}
-}
-
-func ruleSSH(c *cmd) {
-	o := opts{short: "bcDEeFIiJLlmOopQRSWw"}
-	_, i := c.parse(o, true)
-	for j := 1; j < i && j < len(c.args); j++ {
-		switch v := c.args[j].Value; {
-		case v == "-o" && j+1 < len(c.args):
-			c.sshOption(c.args[j+1].Value)
-		case strings.HasPrefix(v, "-o") && len(v) > 2:
-			c.sshOption(v[2:])
-		}
-	}
-	if i+1 < len(c.args) {
-		c.codeText(c.args[i+1:], "ssh")
-	}
-}
-
-func (c *cmd) sshOption(v string) {
-	key, val, ok := strings.Cut(v, "=")
-	if !ok {
-		key, val, _ = strings.Cut(v, " ")
-	}
-	switch strings.ToLower(strings.TrimSpace(key)) {
-	case "proxycommand", "localcommand", "knownhostscommand":
-		c.programOption(Arg{Value: val, Static: true, Span: c.span}, "ssh -o "+key)
-	}
-}
-
-func ruleScript(c *cmd) {
-	p, _ := c.parse(opts{short: "cEIOBTm", long: []string{"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"}}, false)
-	for _, f := range []string{"-c", "--command"} {
-		if v, ok := p.get(f); ok {
-			c.codeFlag(f, v, "script -c")
-		}
-	}
-}
-
-func ruleSource(c *cmd) {
-	if len(c.args) < 2 {
-		return
-	}
-	f := c.args[1]
-	switch {
-	case strings.HasPrefix(f.Value, "<(") || strings.Contains(f.Value, "$("):
-		c.dynamic(f)
-	case f.Value == "/dev/stdin" || f.Value == "-":
-		c.stdinCode("shell")
-	}
-}
-
-func ruleAlias(c *cmd) {
-	for _, a := range c.args[1:] {
-		name, val, ok := strings.Cut(a.Value, "=")
-		if !ok || val == "" {
-			continue
-		}
-		inner := a
-		inner.Value, inner.off = val, 0
-		c.code(inner, "alias "+name)
-	}
-}
-
-// ruleShell handles sh/bash/zsh… : -c payloads, scripts, stdin.
-func ruleShell(c *cmd) {
-	hasC, readStdin := false, false
-	i := 1
-	for ; i < len(c.args); i++ {
-		a := c.args[i].Value
-		if a == "--" || a == "-" {
-			i++
-			break
-		}
-		if a == "--rcfile" || a == "--init-file" {
-			i++
-			continue
-		}
-		if strings.HasPrefix(a, "--") {
-			continue
-		}
-		if (a[0] != '-' && a[0] != '+') || len(a) == 1 {
-			break
-		}
-		for j := 1; j < len(a); j++ {
-			switch a[j] {
-			case 'c':
-				hasC = true
-			case 's':
-				readStdin = true
-			case 'o', 'O':
-				if j == len(a)-1 {
-					i++ // the option name is the next word
-				}
+	w.probes++
+	for _, name := range hardlineShapes {
+		p := programs[name]
+		before := len(w.a.Findings)
+		probe := w.newCmd()
+		*probe = *c
+		probe.name = name
+		probe.args = append([]Arg{{Value: name, Static: true, Span: c.args[0].Span}}, c.args[1:]...)
+		p.rule(probe)
+		w.freeCmd(probe)
+		// Keep what the probe found only if it is a floor.
+		kept := w.a.Findings[:before]
+		for _, f := range w.a.Findings[before:] {
+			if f.Tier == TierHardline {
+				f.Detail = "if the computed command is " + name
+				kept = append(kept, f)
 			}
 		}
-	}
-	switch {
-	case hasC:
-		if i < len(c.args) {
-			c.code(c.args[i], c.name+" -c")
-		}
-	case readStdin || i >= len(c.args):
-		c.stdinCode("shell")
-	default:
-		script := c.args[i]
-		switch {
-		case !script.Static || strings.HasPrefix(script.Value, "<("):
-			c.dynamic(script)
-		case script.Value == "/dev/stdin":
-			c.stdinCode("shell")
-		}
+		w.a.Findings = kept
 	}
 }
 
-// interpreter describes the inline-code flags of a language runtime.
-type interpreter struct {
-	inline []string // flags whose value is code: -c, -e, --eval
-	bundle string   // letters that end a bundle with code: "c" for -Bc
-}
+// hardlineShapes are the programs whose hardline shapes an unknown
+// command name is tried as.
+var hardlineShapes = []string{"rm", "shred", "mkfs", "wipefs", "dd", "blkdiscard", "chmod", "chown", "sgdisk", "fdisk", "sfdisk", "parted", "cryptsetup", "nvme", "sh"}
 
-var interpreters = map[string]interpreter{
-	"python":     {inline: []string{"-c"}, bundle: "c"},
-	"pypy":       {inline: []string{"-c"}, bundle: "c"},
-	"pypy3":      {inline: []string{"-c"}, bundle: "c"},
-	"perl":       {inline: []string{"-e", "-E"}, bundle: "eE"},
-	"node":       {inline: []string{"-e", "--eval", "-p", "--print"}, bundle: "ep"},
-	"nodejs":     {inline: []string{"-e", "--eval", "-p", "--print"}, bundle: "ep"},
-	"bun":        {inline: []string{"-e", "--eval", "-p", "--print"}},
-	"ruby":       {inline: []string{"-e"}, bundle: "e"},
-	"php":        {inline: []string{"-r"}, bundle: "r"},
-	"lua":        {inline: []string{"-e"}, bundle: "e"},
-	"luajit":     {inline: []string{"-e"}, bundle: "e"},
-	"rscript":    {inline: []string{"-e"}},
-	"osascript":  {inline: []string{"-e"}},
-	"tclsh":      {},
-	"deno":       {},
-	"pwsh":       {inline: []string{"-c", "-command", "--command"}},
-	"powershell": {inline: []string{"-c", "-command"}},
-}
-
-// ruleInterp flags inline code and code read from stdin.
-func ruleInterp(c *cmd, in interpreter) {
-	if c.name == "deno" {
-		if len(c.args) > 1 && c.args[1].Value == "eval" {
-			c.find(clsInlineCode, c.span)
-		}
+// callFunc walks the body of a function the line defined, where it is
+// called.
+func (w *walker) callFunc(c *cmd, fd *funcDef) {
+	if w.active[c.name] {
 		return
 	}
-	if c.name == "pwsh" || c.name == "powershell" {
-		rulePowershell(c)
+	if w.forkBomb(fd) {
+		w.find(c.idx, clsForkBomb, c.span)
+	}
+	// A body says the same thing at every call with the same kind of
+	// stdin, so it is walked once per kind: a script calling log() a
+	// thousand times stays linear.
+	ek := expansion{fd, c.in.kind}
+	if w.expanded[ek] {
 		return
 	}
-	for i := 1; i < len(c.args); i++ {
-		a := c.args[i].Value
-		if a == "-" {
-			c.stdinCode("interp")
-			return
-		}
-		if !strings.HasPrefix(a, "-") {
-			return // a script file or module: runs a file we cannot see
-		}
-		if a == "-m" && i+1 < len(c.args) && (c.args[i+1].Value == "pip" || c.args[i+1].Value == "pip3") {
-			pip := &cmd{w: c.w, idx: c.idx, name: "pip", args: c.args[i+1:], via: c.via, in: c.in, span: c.span}
-			rulePkg(pip)
-			return
-		}
-		if a == "-m" || a == "-r" && c.name != "php" {
-			return
-		}
-		for _, f := range in.inline {
-			if a == f || strings.HasPrefix(a, f+"=") {
-				c.find(clsInlineCode, c.args[i].Span.join(c.lastSpan()))
-				c.inPlaceEdits()
-				return
-			}
-		}
-		if in.bundle != "" && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], in.bundle) {
-			c.find(clsInlineCode, c.args[i].Span.join(c.lastSpan()))
-			c.inPlaceEdits()
-			return
-		}
+	if w.active == nil {
+		w.active = map[string]bool{}
+		w.expanded = map[expansion]bool{}
 	}
-	c.stdinCode("interp")
-}
-
-func (c *cmd) lastSpan() Span { return c.args[len(c.args)-1].Span }
-
-var awkExec = regexp.MustCompile(`system\s*\(|\|\s*"|"\s*\|\s*getline|\|&`)
-
-func ruleAwk(c *cmd) {
-	p, i := c.parse(opts{short: "vFf", long: []string{"--assign", "--field-separator", "--file"}}, true)
-	if p.has("-f", "--file") || i >= len(c.args) {
-		return
-	}
-	if awkExec.MatchString(c.args[i].Value) {
-		c.find(clsInlineCode, c.args[i].Span)
-	}
-}
-
-// staticOutput records what echo/printf print when it is fully known, so
-// a shell fed by it can be analysed.
-func (c *cmd) staticOutput() {
-	for _, a := range c.args {
-		if !a.Static {
-			return
-		}
-	}
-	var out string
-	switch c.name {
-	case "echo":
-		words := c.args[1:]
-		for len(words) > 0 && (words[0].Value == "-n" || words[0].Value == "-e" || words[0].Value == "-E") {
-			words = words[1:]
-		}
-		vals := make([]string, len(words))
-		for i, a := range words {
-			vals[i] = a.Value
-		}
-		out = strings.Join(vals, " ") + "\n"
-	case "printf":
-		if len(c.args) < 2 {
-			return
-		}
-		vals := make([]string, 0, len(c.args)-2)
-		for _, a := range c.args[2:] {
-			vals = append(vals, a.Value)
-		}
-		// A nil config would make expand use (and write to) one shared
-		// package-level config, output buffer included: concurrent
-		// analyses raced on it. Each call gets its own.
-		s, _, err := expand.Format(&expand.Config{}, c.args[1].Value, vals)
-		if err != nil {
-			return
-		}
-		out = s
-	default:
-		return
-	}
-	c.w.meta[c.idx].output, c.w.meta[c.idx].hasOut = out, true
-}
-
-// inPlaceEdits judges the files perl or ruby edit with -i: the operands
-// after the code.
-func (c *cmd) inPlaceEdits() {
-	if c.name != "perl" && c.name != "ruby" {
-		return
-	}
-	inPlace := false
-	var files []Arg
-	for i := 1; i < len(c.args); i++ {
-		v := c.args[i].Value
-		switch {
-		case v == "-e" || v == "-E":
-			i++
-		case strings.HasPrefix(v, "-") && len(v) > 1:
-			if strings.ContainsRune(v[1:], 'i') {
-				inPlace = true
-			}
-			if strings.ContainsAny(v[1:], "eE") && !strings.HasSuffix(v, "e") && !strings.HasSuffix(v, "E") {
-				continue // -e with its code attached
-			}
-			if strings.HasSuffix(v, "e") || strings.HasSuffix(v, "E") {
-				i++ // the code is the next word
-			}
-		default:
-			files = append(files, c.args[i])
-		}
-	}
-	if inPlace {
-		c.writes(files)
-	}
+	w.expanded[ek] = true
+	w.active[c.name] = true
+	saved := w.lvl
+	w.lvl = fd.lvl
+	w.stmt(fd.decl.Body, appendVia(c.via, "function "+c.name), c.in)
+	w.lvl = saved
+	delete(w.active, c.name)
 }
 
 // key is the command's lookup name (see cmdName), or "" when dynamic.
@@ -983,4 +318,22 @@ func (w *walker) newCmd() *cmd {
 func (w *walker) freeCmd(c *cmd) {
 	*c = cmd{}
 	w.free = append(w.free, c)
+}
+
+// words returns the values of args.
+func words(args []Arg) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a.Value
+	}
+	return out
+}
+
+func slicesHas(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

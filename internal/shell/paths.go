@@ -6,38 +6,114 @@ import (
 	"strings"
 )
 
-// homeForm rewrites the ways of naming the home directory to "~", so
-// rules see one spelling: $HOME, ${HOME}, "$HOME".
-func homeForm(p string) string {
-	for _, h := range []string{"$HOME", "${HOME}"} {
-		if p == h || strings.HasPrefix(p, h+"/") {
-			return "~" + p[len(h):]
-		}
+// Paths are resolved, not matched as text: "~" and "~user" expand,
+// $HOME and the XDG variables take the owner's values (Options.Env, from
+// the session's terminal state, never warden's own environment), a
+// relative path joins the working directory (Options.Cwd, moved by cd and
+// pushd earlier in the line), and dot segments are removed. What cannot be
+// known stays symbolic: "~/x" when the home directory is unknown, and a
+// relative path that climbs out of an unknown directory is taken to reach
+// the root, the worst case.
+
+// resolvePath returns the path an argument names, cleaned, and whether it
+// could be resolved (a dynamic part that is not a known variable makes it
+// unresolvable).
+func (w *walker) resolvePath(a Arg) (string, bool) {
+	p, ok := w.argPath(a)
+	if !ok {
+		return "", false
 	}
-	return p
+	return w.absPath(p), true
 }
 
-// cleanPath normalises a path operand for rules: home spelled "~",
-// duplicate slashes and dot segments removed. A relative path that climbs
-// with ".." is treated as reaching the root, the worst case.
-func cleanPath(p string) string {
-	p = homeForm(p)
-	if p == "" {
-		return p
+// expandVars replaces a leading $HOME, ${HOME}, $XDG_…, $TMPDIR (the
+// shapes the walker gives dynamic words) with the owner's values.
+func (w *walker) expandVars(p string) (string, bool) {
+	if !strings.HasPrefix(p, "$") {
+		return p, false
 	}
+	name := p[1:]
+	rest := ""
+	if strings.HasPrefix(name, "{") {
+		end := strings.IndexByte(name, '}')
+		if end < 0 {
+			return p, false
+		}
+		name, rest = name[1:end], name[end+1:]
+	} else {
+		end := len(name)
+		for i, r := range name {
+			if r != '_' && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (i == 0 || r < '0' || r > '9') {
+				end = i
+				break
+			}
+		}
+		name, rest = name[:end], name[end:]
+	}
+	if strings.ContainsAny(rest, "$`") {
+		return p, false
+	}
+	if name == "HOME" {
+		if h := w.home(); h != "" {
+			return h + rest, true
+		}
+		return "~" + rest, true
+	}
+	if v, ok := w.opts.Env[name]; ok && v != "" {
+		return v + rest, true
+	}
+	if name == "TMPDIR" {
+		return "$TMPDIR" + rest, true
+	}
+	return p, false
+}
+
+// home is the owner's home directory, or "".
+func (w *walker) home() string {
+	if w.opts.Home != "" {
+		return path.Clean(w.opts.Home)
+	}
+	if h := w.opts.Env["HOME"]; strings.HasPrefix(h, "/") {
+		return path.Clean(h)
+	}
+	return ""
+}
+
+// absPath cleans p: "~" and "~user" expanded, relative paths joined to
+// the working directory, dot segments removed.
+func (w *walker) absPath(p string) string {
 	if strings.HasPrefix(p, "~") {
-		user, rest, _ := strings.Cut(p, "/")
-		if rest == "" {
-			return user
+		user, rest, _ := strings.Cut(p[1:], "/")
+		var base string
+		switch {
+		case user == "":
+			base = w.home()
+			if base == "" {
+				return symbolic("~", rest)
+			}
+		case w.opts.Homes != nil:
+			h, ok := w.opts.Homes(user)
+			if !ok {
+				return symbolic("~"+user, rest)
+			}
+			base = h
+		default:
+			return symbolic("~"+user, rest)
 		}
-		c := path.Clean("/" + rest)
-		if c == "/" {
-			return user
-		}
-		return user + c
+		return path.Clean(base + "/" + rest)
 	}
-	if strings.HasPrefix(p, "../") || p == ".." {
-		c := path.Clean(p)
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	if strings.HasPrefix(p, "$TMPDIR") {
+		return path.Clean(p)
+	}
+	if cwd := w.cwd(); cwd != "" {
+		return path.Join(cwd, p)
+	}
+	// Unknown directory: a path that climbs out of it may reach the root.
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
 		for strings.HasPrefix(c, "../") {
 			c = c[3:]
 		}
@@ -46,49 +122,113 @@ func cleanPath(p string) string {
 		}
 		return path.Clean("/" + c)
 	}
-	return path.Clean(p)
+	return c
 }
 
-// isAbs reports whether a cleaned path is absolute or home-relative.
+// symbolic cleans a path under an unknown home: "~/a/../.." is "~" (a
+// path cannot climb above a home directory it does not know the place
+// of, so it is taken to be the home, which is what matters to rules).
+func symbolic(root, rest string) string {
+	c := path.Clean("/" + rest)
+	if c == "/" {
+		return root
+	}
+	return root + c
+}
+
+// cwd is the working directory at this point of the line, or "".
+func (w *walker) cwd() string {
+	if w.dir.known {
+		return w.dir.path
+	}
+	return ""
+}
+
+// pathKey is a path as a key for remembering writes.
+func (w *walker) pathKey(p string) string { return w.absPath(p) }
+
+// isAbs reports whether a resolved path is absolute or home-relative.
 func isAbs(p string) bool { return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") }
 
-var rawDevice = regexp.MustCompile(`^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|md/|dm-\d|loop\d|nbd\d|r?disk\d|mapper/|disk/by-(id|uuid|path|label|partuuid|partlabel)/)`)
+var rawDevice = regexp.MustCompile(`^/dev/(sd[a-z]+[0-9]*|hd[a-z][0-9]*|vd[a-z]+[0-9]*|xvd[a-z]+[0-9]*|nvme[0-9]+(n[0-9]+(p[0-9]+)?)?|mmcblk[0-9]+(p[0-9]+)?|md[0-9]+(p[0-9]+)?|md/[^/]+|dm-[0-9]+|loop[0-9]+(p[0-9]+)?|nbd[0-9]+(p[0-9]+)?|r?disk[0-9]+(s[0-9]+)?|mapper/[^/]+|zd[0-9]+|rbd[0-9]+|sr[0-9]+|mtdblock[0-9]+|disk/by-(id|uuid|path|label|partuuid|partlabel|diskseq)/[^/]+|[a-z]+/[a-z0-9_-]+)$`)
 
-// isRawDevice reports a raw block device path.
-func isRawDevice(p string) bool { return rawDevice.MatchString(cleanPath(p)) }
+// deviceDirs are directories under /dev whose entries are not block
+// devices (a volume group's LVs are: /dev/vg/lv).
+var deviceDirs = map[string]bool{"/dev/fd": true, "/dev/pts": true, "/dev/shm": true, "/dev/mqueue": true, "/dev/hugepages": true,
+	"/dev/net": true, "/dev/snd": true, "/dev/input": true, "/dev/dri": true, "/dev/bus": true, "/dev/char": true, "/dev/block": false,
+	"/dev/cpu": true, "/dev/usb": true, "/dev/vfio": true, "/dev/tcp": true, "/dev/udp": true}
 
-// isTemp reports a path under a temporary directory.
-func isTemp(p string) bool {
-	c := cleanPath(p)
-	for _, t := range []string{"/tmp", "/var/tmp", "/dev/shm", "$TMPDIR", "${TMPDIR}"} {
-		if strings.HasPrefix(p, t+"/") || strings.HasPrefix(c, t+"/") {
+// isRawDevice reports a raw block device path: matched exactly by family
+// (/dev/sdb1 is one, /dev/sdb-backup.img is a file).
+func isRawDevice(p string) bool {
+	if !strings.HasPrefix(p, "/dev/") {
+		return false
+	}
+	if deviceDirs[path.Dir(p)] {
+		return false
+	}
+	return rawDevice.MatchString(p)
+}
+
+// devicePattern reports a glob that could match a raw block device
+// (/dev/sd?, /dev/nvme*n1).
+func devicePattern(p string) bool {
+	if !strings.HasPrefix(p, "/dev/") || !strings.ContainsAny(p, "*?[") {
+		return false
+	}
+	for _, probe := range deviceProbes {
+		if globMatch(p, probe) {
 			return true
 		}
 	}
 	return false
 }
 
-var systemDirs = []string{"etc", "usr", "var", "bin", "sbin", "boot", "lib", "lib32", "lib64", "home", "root", "opt", "srv", "sys", "proc", "dev"}
+var deviceProbes = []string{"/dev/sda", "/dev/sdb", "/dev/sda1", "/dev/sdb1", "/dev/hda", "/dev/vda", "/dev/vdb", "/dev/vda1", "/dev/xvda",
+	"/dev/xvdb", "/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme0n1p1", "/dev/mmcblk0", "/dev/mmcblk0p1", "/dev/md0", "/dev/dm-0",
+	"/dev/loop0", "/dev/disk0", "/dev/disk1", "/dev/rdisk0", "/dev/mapper/root", "/dev/disk/by-id/x"}
 
-// deleteTarget classifies the operand of a recursive delete: the root,
-// a system directory, the home directory, or "".
-func deleteTarget(a Arg) string {
-	raw := strings.TrimSpace(a.Value)
-	c := cleanPath(raw)
+// isTemp reports a resolved path strictly under a temporary directory.
+func isTemp(p string) bool {
+	for _, t := range []string{"/tmp/", "/var/tmp/", "/dev/shm/", "$TMPDIR/", "/private/tmp/", "/private/var/tmp/"} {
+		if strings.HasPrefix(p, t) && len(p) > len(t) {
+			return true
+		}
+	}
+	return false
+}
+
+var systemDirs = []string{"etc", "usr", "var", "bin", "sbin", "boot", "lib", "lib32", "lib64", "libx32", "home", "root", "opt", "srv", "sys", "proc", "dev", "run", "snap", "nix", "Users", "System", "Library", "Applications", "private", "Volumes", "mnt", "media"}
+
+// deleteTarget classifies a resolved operand of a recursive delete (or a
+// move away): the root, a system directory, the home directory, or "".
+func (w *walker) deleteTarget(p string, glob bool) string {
+	home := w.home()
 	switch {
-	case c == "/" || c == "/*" || c == "/.*":
+	case p == "/" || p == "/*" || p == "/.*":
 		return clsDeleteRoot
-	case c == "~" || c == "~/*" || c == "~/.*" || (strings.HasPrefix(c, "~") && !strings.Contains(c, "/")):
+	case p == "~" || p == "~/*" || p == "~/.*" || (strings.HasPrefix(p, "~") && !strings.Contains(p, "/")):
+		return clsDeleteHome
+	case home != "" && (p == home || p == home+"/*" || p == home+"/.*"):
 		return clsDeleteHome
 	}
-	if !strings.HasPrefix(c, "/") {
+	if home != "" && glob && !strings.HasPrefix(home, "/tmp/") {
+		if ok, _ := path.Match(p, home); ok {
+			return clsDeleteHome
+		}
+	}
+	if !strings.HasPrefix(p, "/") {
 		return ""
 	}
-	top, rest, _ := strings.Cut(c[1:], "/")
+	top, rest, _ := strings.Cut(p[1:], "/")
 	if rest != "" && rest != "*" && rest != ".*" {
+		// /home/* and /Users/* are every home directory.
+		if (top == "home" || top == "Users") && (rest == "*" || rest == "*/") {
+			return clsDeleteSystem
+		}
 		return ""
 	}
-	if a.Glob && strings.ContainsAny(top, "*?[") {
+	if glob && strings.ContainsAny(top, "*?[") {
 		for _, d := range systemDirs {
 			if ok, _ := path.Match(top, d); ok {
 				return clsDeleteSystem
@@ -96,7 +236,7 @@ func deleteTarget(a Arg) string {
 		}
 		return ""
 	}
-	for _, d := range []string{"etc", "usr", "var", "bin", "sbin", "boot", "lib", "lib32", "lib64", "home", "root"} {
+	for _, d := range systemDirs {
 		if top == d {
 			return clsDeleteSystem
 		}
@@ -104,62 +244,10 @@ func deleteTarget(a Arg) string {
 	return ""
 }
 
-// sensitiveWrite returns the class of writing to path p, or "".
-func (w *walker) sensitiveWrite(p string) string {
-	if p == "" {
-		return ""
-	}
-	c := cleanPath(p)
-	low := strings.ToLower(c)
-	for _, pp := range w.opts.ProtectedPaths {
-		pp = path.Clean(pp)
-		if c == pp || strings.HasPrefix(c, pp+"/") {
-			return clsWardenSelf
-		}
-	}
-	switch {
-	case isRawDevice(c):
-		return clsDiskWrite
-	case c == "/proc/sysrq-trigger":
-		return clsShutdown
-	case procMem.MatchString(c):
-		return clsProcMem
-	case strings.Contains(low, "/.config/warden/") || strings.HasSuffix(low, "/.config/warden") ||
-		strings.Contains(low, "/.local/state/warden") || strings.HasPrefix(low, "/etc/warden/") || strings.Contains(low, "/warden/grants"):
-		return clsWardenSelf
-	case strings.HasPrefix(c, "/etc/") || c == "/etc" || strings.HasPrefix(c, "/private/etc/"):
-		return clsWriteSystem
-	}
-	base := path.Base(c)
-	dir := path.Dir(c)
-	switch base {
-	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".inputrc":
-		return clsWriteRC
-	case ".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", ".boto", ".s3cfg":
-		return clsWriteCreds
-	}
-	if strings.HasSuffix(c, "/.config/fish/config.fish") {
-		return clsWriteRC
-	}
-	if strings.Contains(c, "/.ssh/") || strings.HasSuffix(c, "/.ssh") || strings.HasPrefix(c, ".ssh/") {
-		return clsWriteSSH
-	}
-	for _, d := range []string{"/.aws/", "/.config/gcloud/", "/.azure/", "/.kube/", "/.docker/config.json", "/.gnupg/", "/.config/gh/hosts.yml"} {
-		if strings.Contains(c+"/", d) || strings.HasPrefix("/"+c, d) {
-			return clsWriteCreds
-		}
-	}
-	if base == ".env" || strings.HasPrefix(base, ".env.") {
-		_ = dir
-		return clsWriteEnv
-	}
-	return ""
-}
-
 var procMem = regexp.MustCompile(`^/proc/[^/]+/(mem|task/[^/]+/mem)$`)
 
 // metadataHosts are cloud instance metadata endpoints.
-var metadataHosts = []string{"169.254.169.254", "100.100.100.200", "metadata.google.internal", "fd00:ec2::254", "169.254.170.2", "metadata.azure.com"}
+var metadataHosts = []string{"169.254.169.254", "100.100.100.200", "metadata.google.internal", "fd00:ec2::254", "169.254.170.2", "metadata.azure.com", "[fd00:ec2::254]", "0xa9fea9fe", "2852039166", "169.254.169.123"}
 
 func hasMetadataHost(s string) bool {
 	low := strings.ToLower(s)
@@ -169,12 +257,4 @@ func hasMetadataHost(s string) bool {
 		}
 	}
 	return false
-}
-
-// WriteClass returns the catalogue class of writing to path p, or "" for
-// an ordinary path. It is the table that redirections, tee and cp are
-// judged by, so a write tool and a shell redirect agree.
-func (o Options) WriteClass(p string) string {
-	w := &walker{opts: o}
-	return w.sensitiveWrite(p)
 }

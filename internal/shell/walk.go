@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/wardenhq/warden/internal/protect"
 )
 
 // Default caps. Past any of them the analysis is malformed: fail closed,
@@ -37,6 +39,12 @@ type level struct {
 	base  int  // offset of src in Analysis.Input when exact
 	exact bool // whether offsets map one to one
 	outer Span // span to report when they don't
+	// cr is the byte standing for a carriage return in src, or 0 (see
+	// parserText); values are mapped back to "\r".
+	cr byte
+	// consts are the variables this text sets once, to a static value,
+	// before using them (see constants).
+	consts map[string]constVal
 }
 
 // stdinKind says where a command's standard input comes from.
@@ -45,8 +53,9 @@ type stdinKind int
 const (
 	stdinNone stdinKind = iota
 	stdinPipe
-	stdinText // here-doc or here-string
-	stdinFile
+	stdinText  // here-doc or here-string
+	stdinFile  // < FILE
+	stdinSubst // < <(…)
 )
 
 type stdin struct {
@@ -54,6 +63,8 @@ type stdin struct {
 	text   string // for stdinText
 	static bool
 	span   Span
+	file   Arg   // for stdinFile
+	subst  int32 // for stdinSubst: 1 + index in substLists
 }
 
 // meta is what the walker keeps about a candidate beyond the public
@@ -62,6 +73,13 @@ type meta struct {
 	consumer string // "shell" or "interp" when it runs code read from a pipe
 	output   string // static text it writes to stdout (echo, printf)
 	hasOut   bool
+	sends    bool // sends its stdin to another host
+	// pipeUpload: a raw socket sender fed by a pipe; an upload unless
+	// what flows in is static text (a request written inline).
+	pipeUpload bool
+	// secret is set (to what was read, and a space) when the command
+	// reads a secret or warden's own files: what it prints may be sent.
+	secret string
 }
 
 type walker struct {
@@ -86,7 +104,7 @@ type walker struct {
 	commands []Command
 	findings []Finding
 	meta     []meta
-	funcs    map[string]*syntax.FuncDecl
+	funcs    map[string]*funcDef
 	active   map[string]bool // functions being expanded
 	// expanded are function bodies already walked, per stdin kind.
 	expanded map[expansion]bool
@@ -99,6 +117,20 @@ type walker struct {
 	free []*cmd
 	// val is resolve's buffer for building arg values.
 	val argText
+	// dir is the working directory as cd and pushd leave it; dirStack is
+	// pushd's stack.
+	dir      dirState
+	dirStack []dirState
+	// written are the files the line wrote, by resolved path, with what
+	// was written when known (write then run).
+	written map[string]writtenText
+	// probes counts the extra readings tried (see maxProbes).
+	probes int
+	// globstar is set once the line runs shopt -s globstar.
+	globstar bool
+	// tableCache is the protected-path table built from
+	// Options.ProtectedPaths (see walker.table).
+	tableCache *protect.Table
 }
 
 // walkers recycles walkers across analyses: a 64 KiB input needs a few
@@ -123,10 +155,10 @@ func (o Options) Analyze(src string) (a *Analysis) {
 	}
 	a = &Analysis{Verdict: Safe}
 	if len(src) > o.MaxBytes {
-		a.Input = src[:0]
+		a.Input = src
 		return malformed(a, fmt.Sprintf("input is %d bytes, over the %d-byte limit", len(src), o.MaxBytes))
 	}
-	a.Input = normalize(src)
+	a.Input = src
 	defer func() {
 		// A parser or walker bug must never let a command through.
 		if r := recover(); r != nil {
@@ -146,7 +178,10 @@ func (o Options) Analyze(src string) (a *Analysis) {
 // start prepares a pooled walker for analysing a.Input.
 func (w *walker) start(o Options, a *Analysis) {
 	w.opts, w.a = o, a
-	w.lvl = &level{src: a.Input, exact: true}
+	w.lvl = &level{exact: true}
+	if strings.HasPrefix(o.Cwd, "/") {
+		w.dir = dirState{path: o.Cwd, known: true}
+	}
 	if n := min(len(a.Input)/24+4, o.MaxCommands); n > 8 {
 		w.listed = true
 		if cap(w.commands) < n {
@@ -162,13 +197,33 @@ func (w *walker) start(o Options, a *Analysis) {
 // run parses and walks the input and sets the verdict.
 func (w *walker) run() {
 	a := w.a
-	f, err := parse(a.Input)
+	text, cr, why := parserText(a.Input)
+	if why != "" {
+		malformed(a, why)
+		return
+	}
+	w.lvl.src, w.lvl.cr = text, cr
+	f, err := parse(text)
 	if err != nil {
 		w.windowsFallback()
 		malformed(a, parseError(err))
 		return
 	}
+	w.lvl.consts = w.constants(f)
+	clean, cf, why := w.cleanReading(a.Input, f)
+	if why != "" {
+		malformed(a, why)
+		return
+	}
 	w.stmts(f.Stmts, nil, stdin{})
+	if cf != nil {
+		// The reading a person sees, walked too: a name disguised with
+		// format characters or fullwidth letters is still recognised.
+		w.lvl = &level{src: clean, outer: Span{0, len(a.Input)}}
+		w.lvl.consts = w.constants(cf)
+		w.dir = dirState{path: w.opts.Cwd, known: strings.HasPrefix(w.opts.Cwd, "/")}
+		w.stmts(cf.Stmts, []string{asDisplayed}, stdin{})
+	}
 	if w.err != nil {
 		malformed(a, w.err.Error())
 		return
@@ -176,7 +231,7 @@ func (w *walker) run() {
 	w.structural()
 	a.Verdict = Safe
 	for _, f := range a.Findings {
-		if f.Tier == TierHardline {
+		if f.Tier == TierHardline || f.Tier == TierFloor {
 			a.Verdict = Hardline
 			break
 		}
@@ -215,7 +270,9 @@ func (w *walker) finish() {
 	if cap(fs) > maxKept {
 		fs = nil
 	}
+	clear(w.written)
 	*w = walker{
+		written:    w.written,
 		commands:   cs[:0],
 		findings:   fs[:0],
 		meta:       w.meta[:0],
@@ -257,10 +314,19 @@ func (w *walker) text(p, e syntax.Pos) string {
 	if s < 0 || en > len(w.lvl.src) || s > en {
 		return ""
 	}
-	return w.lvl.src[s:en]
+	return uncr(w.lvl.src[s:en], w.lvl.cr)
 }
 
-func (w *walker) find(cmd int, class string, sp Span) {
+func (w *walker) find(cmd int, class string, sp Span) { w.findDetail(cmd, class, sp, "") }
+
+// findDetail records a finding with what decided it.
+func (w *walker) findDetail(cmd int, class string, sp Span, detail string) {
+	w.findTier(cmd, class, "", sp, detail)
+}
+
+// findTier records a finding whose tier comes from the protected-path
+// table ("" for the catalogue's).
+func (w *walker) findTier(cmd int, class string, tier Tier, sp Span, detail string) {
 	// Duplicates come from one rule firing twice on one command, so they
 	// sit at the end: a short backward scan finds them without a map.
 	fs := w.a.Findings
@@ -269,8 +335,17 @@ func (w *walker) find(cmd int, class string, sp Span) {
 			return
 		}
 	}
-	c := catalog[class]
-	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: c.Tier, Description: c.Description, Command: cmd, Span: sp})
+	c, ok := catalog[class]
+	if !ok {
+		panic("shell: finding of unknown class " + class)
+	}
+	if tier == "" {
+		tier = c.Tier
+	}
+	if cmd >= 0 && cmd < len(w.meta) && (isSecretRead(class) || class == clsWardenSelf) && w.meta[cmd].secret == "" {
+		w.meta[cmd].secret = detail + " "
+	}
+	w.a.Findings = append(w.a.Findings, Finding{Class: class, Tier: tier, Description: c.Description, Command: cmd, Span: sp, Opaque: c.Opaque, Detail: detail})
 }
 
 func (w *walker) stmts(list []*syntax.Stmt, via []string, in stdin) {
@@ -303,11 +378,20 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 		}
 	case *syntax.FuncDecl:
 		if w.funcs == nil {
-			w.funcs = map[string]*syntax.FuncDecl{}
+			w.funcs = map[string]*funcDef{}
 		}
-		w.funcs[c.Name.Value] = c
+		w.funcs[uncr(c.Name.Value, w.lvl.cr)] = &funcDef{decl: c, lvl: w.lvl}
+	case *syntax.Block:
+		// A group's (or subshell's) stdin is its commands' stdin: a
+		// shell inside `… | { sh; }` reads the pipe.
+		w.stmts(c.Stmts, via, in)
+	case *syntax.Subshell:
+		w.stmts(c.Stmts, via, in)
 	case nil:
 	default:
+		if loopBomb(c) {
+			w.find(-1, clsForkBomb, w.span(c.Pos(), c.End()))
+		}
 		w.compound(c, via)
 	}
 	w.redirectFindings(-1, redirs)
@@ -384,8 +468,9 @@ func appendVia(via []string, how string) []string {
 func (w *walker) redirects(rs []*syntax.Redirect, via []string, in stdin) (stdin, []Redirect) {
 	var out []Redirect
 	for _, r := range rs {
+		var lo, hi int
 		if r.Word != nil {
-			w.substs(r.Word, via)
+			lo, hi = w.substs(r.Word, via)
 		}
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
@@ -407,12 +492,29 @@ func (w *walker) redirects(rs []*syntax.Redirect, via []string, in stdin) (stdin
 		if len(args) == 0 {
 			continue
 		}
-		if r.Op == syntax.RdrIn {
-			in = stdin{kind: stdinFile}
+		t := args[0]
+		if hi > lo {
+			w.substLists = append(w.substLists, cmdRange{int32(lo), int32(hi)})
+			t.subst = int32(len(w.substLists))
 		}
-		out = append(out, Redirect{Op: r.Op.String(), Target: args[0]})
+		if r.Op == syntax.RdrIn {
+			if _, isProc := firstPart(r.Word).(*syntax.ProcSubst); isProc {
+				in = stdin{kind: stdinSubst, subst: t.subst, span: t.Span}
+			} else {
+				in = stdin{kind: stdinFile, file: t, span: t.Span}
+			}
+		}
+		out = append(out, Redirect{Op: r.Op.String(), Target: t})
 	}
 	return in, out
+}
+
+// firstPart is a word's only part, or nil.
+func firstPart(word *syntax.Word) syntax.WordPart {
+	if word == nil || len(word.Parts) != 1 {
+		return nil
+	}
+	return word.Parts[0]
 }
 
 // hdocText returns a here-document body with escapes of an unquoted
@@ -426,7 +528,7 @@ func (w *walker) hdocText(word *syntax.Word) string {
 		}
 		b.WriteString(w.shape(p))
 	}
-	return b.String()
+	return uncr(b.String(), w.lvl.cr)
 }
 
 // decl handles export/declare/local/readonly/typeset.
@@ -446,6 +548,10 @@ func (w *walker) decl(d *syntax.DeclClause, via []string) {
 		if as.Value != nil {
 			if args := w.word(as.Value); len(args) > 0 {
 				val = args[0].Value
+				if args[0].Static {
+					w.arithSubscripts(val, via)
+				}
+				w.assignedPath(idx, args[0])
 			}
 		}
 		w.assignFindings(idx, as.Name.Value, val, w.span(as.Pos(), as.End()), via)
@@ -461,6 +567,10 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 			w.substs(as.Value, via)
 			if args := w.word(as.Value); len(args) > 0 {
 				val = args[0].Value
+				if args[0].Static {
+					w.arithSubscripts(val, via)
+				}
+				w.assignedPath(-1, args[0])
 			}
 		}
 		if as.Array != nil {
@@ -497,6 +607,65 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 	if idx >= 0 {
 		w.a.Commands[idx].Redirs = redirs
 		w.redirectFindings(idx, redirs)
+		w.sentSubsts(idx)
+	}
+}
+
+// sentSubsts: a sender given a secret inside a substituted argument
+// (curl -d "$(cat ~/.ssh/id_rsa)") exfiltrates it.
+func (w *walker) sentSubsts(idx int) {
+	c := &w.a.Commands[idx]
+	if !senders[c.key()] {
+		return
+	}
+	for _, a := range c.Argv[1:] {
+		if a.subst > 0 {
+			r := w.substLists[a.subst-1]
+			w.exfil(int(r.lo), int(r.hi), idx)
+		}
+	}
+}
+
+// redirectFindings judges a command's redirections: targets written (or
+// read) through the protected-path table, /dev/tcp sockets, and what a
+// command writes to a file it may run later.
+func (w *walker) redirectFindings(idx int, redirs []Redirect) {
+	for _, r := range redirs {
+		t := r.Target
+		if strings.HasPrefix(t.Value, "/dev/tcp/") || strings.HasPrefix(t.Value, "/dev/udp/") {
+			w.find(idx, clsReverseShell, t.Span)
+			if hasMetadataHost(t.Value) {
+				w.find(idx, clsMetadata, t.Span)
+			}
+			continue
+		}
+		var acc access
+		switch r.Op {
+		case ">", ">>", ">|", "&>", "&>>":
+			acc = accWrite
+		case "<>":
+			acc = accWrite | accRead
+		case "<":
+			acc = accRead
+		case ">&", "<&":
+			if strings.Trim(t.Value, "0123456789-") == "" {
+				continue
+			}
+			acc = accWrite
+		default:
+			continue
+		}
+		cls, tier, d := w.argClass(t, acc)
+		if acc&accWrite == 0 && cls != clsWardenSelf && !isSecretRead(cls) {
+			cls = ""
+		}
+		if cls != "" {
+			w.findTier(idx, cls, tier, t.Span, d)
+		}
+		if acc&accWrite != 0 && idx >= 0 {
+			m := w.meta[idx]
+			w.wrote(t, m.output, m.hasOut)
+		}
 	}
 }
 
@@ -519,12 +688,19 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, via []string, in stdin) {
 	starts = append(starts, len(w.a.Commands))
 	for i := 1; i < len(stages); i++ {
 		for c := starts[i]; c < starts[i+1]; c++ {
+			if senders[w.a.Commands[c].key()] || w.meta[c].sends {
+				w.exfil(starts[0], starts[i], c)
+			}
+			if w.meta[c].pipeUpload && !(starts[i]-starts[i-1] == 1 && w.meta[starts[i-1]].hasOut) {
+				w.findDetail(c, clsUpload, w.a.Commands[c].Span, "what the pipe sends")
+			}
 			if w.meta[c].consumer == "" {
 				continue
 			}
 			w.judgeFeed(c, starts[:i+1], via)
 		}
 	}
+	w.xargsBomb(stages, starts)
 }
 
 // flattenPipe appends the stages of a | b | c to dst, left to right.
@@ -550,20 +726,22 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 			return
 		}
 	}
+	// Static text, maybe through decoders computed here: read what it
+	// says.
+	if text, ok := w.pipeText(starts, len(starts)-2); ok {
+		sp := w.a.Commands[starts[0]].Span.join(w.a.Commands[prevStart].Span)
+		if w.meta[c].consumer == "shell" {
+			w.nested(text, appendVia(cmd.Via, cmd.Name()+" <pipe"), sp, -1, stdin{}, true)
+			return
+		}
+		w.code(c, cmd.key(), Arg{Value: text, Static: true, Span: sp}, appendVia(cmd.Via, cmd.Name()+" <pipe"))
+		return
+	}
 	for p := starts[0]; p < prevEnd; p++ {
 		if isDecoder(&w.a.Commands[p]) {
 			w.find(-1, clsDecodeExec, w.a.Commands[p].Span.join(cmd.Span))
 			return
 		}
-	}
-	// One static producer right before: read what it prints.
-	if prevEnd-prevStart == 1 && w.meta[prevStart].hasOut && prevStart == starts[len(starts)-2] {
-		if w.meta[c].consumer == "shell" {
-			w.payload(w.meta[prevStart].output, appendVia(cmd.Via, cmd.Name()+" <pipe"), w.a.Commands[prevStart].Span, -1, stdin{})
-			return
-		}
-		w.find(-1, clsInlineCode, cmd.Span)
-		return
 	}
 	w.find(-1, clsStdinShell, cmd.Span)
 }
@@ -603,19 +781,58 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 		w.err = fmt.Errorf("%w: payloads nested deeper than %d", errCap, w.opts.MaxDepth)
 		return
 	}
-	norm := normalize(code)
-	f, err := parse(norm)
+	what := strings.Join(via[len(via)-1:], "")
+	text, cr, why := parserText(code)
+	if why != "" {
+		if known {
+			w.err = fmt.Errorf("payload of %s: %s", what, why)
+		}
+		return
+	}
+	f, err := parse(text)
 	if err != nil {
 		if known {
-			w.err = fmt.Errorf("payload of %s does not parse: %s", strings.Join(via[len(via)-1:], ""), parseError(err))
+			w.err = fmt.Errorf("payload of %s does not parse: %s", what, parseError(err))
+		}
+		return
+	}
+	clean, cf, why := w.cleanReading(code, f)
+	if why != "" {
+		if known {
+			w.err = fmt.Errorf("payload of %s: %s", what, why)
 		}
 		return
 	}
 	saved := w.lvl
-	// Offsets map into the input only if normalising changed nothing.
-	w.lvl = &level{src: norm, base: off, exact: known && off >= 0 && saved.exact && norm == code, outer: sp}
+	w.lvl = &level{src: text, cr: cr, base: off, exact: known && off >= 0 && saved.exact, outer: sp}
+	w.lvl.consts = w.constants(f)
 	w.stmts(f.Stmts, via, in)
+	if cf != nil {
+		w.lvl = &level{src: clean, outer: sp}
+		w.lvl.consts = w.constants(cf)
+		w.stmts(cf.Stmts, appendVia(via, asDisplayed), in)
+	}
 	w.lvl = saved
+}
+
+// asDisplayed marks candidates of the cleaned reading in Command.Via.
+const asDisplayed = "as displayed"
+
+// cleanReading parses the reading of raw that a person sees, when it
+// differs from raw. It returns that tree when it has the same structure
+// as f (the raw parse), and a reason when it does not: the line then
+// means one thing to its reader and another to bash.
+func (w *walker) cleanReading(raw string, f *syntax.File) (string, *syntax.File, string) {
+	clean := cleaned(raw)
+	if clean == raw {
+		return raw, nil, ""
+	}
+	cf, err := parse(clean)
+	if err != nil || !sameStructure(f, cf) {
+		return "", nil, "the command reads differently from how bash runs it: " + divergence(raw) +
+			" changes its structure as displayed (bash treats it as an ordinary character of a word)"
+	}
+	return clean, cf, ""
 }
 
 // cmdRange is a range [lo, hi) of Analysis.Commands.
@@ -623,7 +840,7 @@ type cmdRange struct{ lo, hi int32 }
 
 // expansion is one walk of a function body.
 type expansion struct {
-	fd *syntax.FuncDecl
+	fd *funcDef
 	in stdinKind
 }
 

@@ -5,6 +5,27 @@ import (
 	"strings"
 )
 
+// Family windows: PowerShell and cmd forms, read leniently (bash cannot
+// parse them as code, and they run on another shell).
+
+var _ = family(func() {
+	register("windows", ruleWinDelete, "remove-item", "del", "erase", "rd", "ri")
+	register("windows", ruleWinRemote, "iex", "invoke-expression")
+	register("windows", ruleWinFormat, "format")
+	register("windows", func(c *cmd) { c.find(clsWinDisk, c.span) }, "format-volume", "clear-disk", "diskpart", "initialize-disk")
+	register("windows", func(c *cmd) { c.winFlag(clsWinDisk, "/w") }, "cipher")
+	register("windows", func(c *cmd) { c.winVerb(clsWinDisk, "delete") }, "vssadmin", "wbadmin")
+	register("windows", func(c *cmd) { c.winFlag(clsWinProcess, "/f") }, "taskkill")
+	register("windows", func(c *cmd) { c.winFlag(clsWinProcess, "-force") }, "stop-process", "stop-service", "spps")
+	register("windows", func(c *cmd) { c.winVerb(clsWinProcess, "stop", "delete") }, "sc")
+	register("windows", func(c *cmd) { c.winVerb(clsWinSystem, "delete") }, "reg")
+	register("windows", func(c *cmd) { c.winFlag(clsWinSystem, "/set", "/delete", "/deletevalue") }, "bcdedit")
+	register("windows", ruleIcacls, "icacls")
+	register("windows", func(c *cmd) { c.winFlag(clsWinSystem, "-force") }, "remove-itemproperty")
+	register("windows", func(c *cmd) { c.winFlag(clsWinSystem, "bypass", "unrestricted") }, "set-executionpolicy")
+	register("windows", ruleCmdExe, "cmd")
+})
+
 func ruleWinDelete(c *cmd) {
 	for _, a := range c.args[1:] {
 		v := strings.ToLower(a.Value)
@@ -31,7 +52,7 @@ func ruleWinDelete(c *cmd) {
 var winDownload = regexp.MustCompile(`(?i)\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloadfile|net\.webclient|curl|wget|start-bitstransfer)\b`)
 
 func ruleWinRemote(c *cmd) {
-	text := strings.Join(c.Words()[1:], " ")
+	text := strings.Join(words(c.args[1:]), " ")
 	if winDownload.MatchString(text) {
 		c.find(clsWinRemote, c.span)
 		return
@@ -76,7 +97,7 @@ func (c *cmd) winVerb(cls string, verbs ...string) {
 }
 
 func ruleIcacls(c *cmd) {
-	text := strings.ToLower(strings.Join(c.Words()[1:], " "))
+	text := strings.ToLower(strings.Join(words(c.args[1:]), " "))
 	if strings.Contains(text, "/reset") || (strings.Contains(text, "/grant") && (strings.Contains(text, "everyone") || strings.Contains(text, "*s-1-1-0"))) {
 		c.find(clsWinSystem, c.span)
 	}

@@ -22,7 +22,7 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 	}
 	if len(word.Parts) == 1 {
 		if lit, ok := word.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(lit.Value, `\\*?[{`) {
-			return append(dst, Arg{Value: lit.Value, Static: true, Span: w.span(lit.Pos(), lit.End()), off: int32(w.verbatimOffset(lit))})
+			return append(dst, Arg{Value: uncr(lit.Value, w.lvl.cr), Static: true, Span: w.span(lit.Pos(), lit.End()), off: int32(w.verbatimOffset(lit))})
 		}
 	}
 	span := w.span(word.Pos(), word.End())
@@ -87,9 +87,30 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 			}
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
-				if lit, ok := q.(*syntax.Lit); ok {
-					b.add(unescapeDouble(lit.Value))
+				switch q := q.(type) {
+				case *syntax.Lit:
+					b.add(unescapeDouble(q.Value))
 					continue
+				case *syntax.ParamExp:
+					if v, ok := w.constant(q); ok {
+						b.add(v)
+						continue
+					}
+					if elems, ok := w.constantArray(q); ok {
+						// "${a[@]}": one word per element.
+						for i, e := range elems {
+							if i > 0 {
+								out = flushArg(out, b, &cur)
+							}
+							b.add(e)
+						}
+						continue
+					}
+				case *syntax.CmdSubst:
+					if v, ok := w.foldSubst(q); ok {
+						b.add(v)
+						continue
+					}
 				}
 				cur.Static = false
 				b.add(w.shape(q))
@@ -103,14 +124,34 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 				out = flushArg(out, b, &cur)
 				continue
 			}
+			if v, ok := w.constant(p); ok {
+				out = splitInto(out, b, &cur, v)
+				continue
+			}
+			if elems, ok := w.constantArray(p); ok {
+				out = splitInto(out, b, &cur, strings.Join(elems, " "))
+				continue
+			}
 			cur.Static = false
 			b.add(w.shape(p))
-		default: // CmdSubst, ArithmExp, ProcSubst, ExtGlob
+		case *syntax.CmdSubst:
+			if v, ok := w.foldSubst(p); ok {
+				out = splitInto(out, b, &cur, v)
+				continue
+			}
+			cur.Static = false
+			b.add(w.shape(part))
+		default: // ArithmExp, ProcSubst, ExtGlob
 			cur.Static = false
 			b.add(w.shape(part))
 		}
 	}
 	out = flushArg(out, b, &cur)
+	if w.lvl.cr != 0 {
+		for i := first; i < len(out); i++ {
+			out[i].Value = uncr(out[i].Value, w.lvl.cr)
+		}
+	}
 	if len(out) == first+1 && len(word.Parts) == 1 && w.lvl.exact {
 		out[first].off = int32(w.verbatimOffset(word.Parts[0]))
 	}
@@ -118,6 +159,31 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 		// A word of only $IFS expands to nothing; keep an empty arg so
 		// argv positions stay honest.
 		out = append(out, Arg{Static: true, Span: cur.Span})
+	}
+	return out
+}
+
+// splitInto appends the value of an unquoted expansion known statically:
+// split into fields on blanks, as bash splits with the default IFS, each
+// field a pattern if it holds pattern characters.
+func splitInto(out []Arg, b *argText, cur *Arg, v string) []Arg {
+	if v == "" {
+		return out
+	}
+	if strings.IndexByte(" \t\n", v[0]) >= 0 {
+		out = flushArg(out, b, cur)
+	}
+	for i, f := range strings.Fields(v) {
+		if i > 0 {
+			out = flushArg(out, b, cur)
+		}
+		if strings.ContainsAny(f, "*?[") {
+			cur.Glob = true
+		}
+		b.add(f)
+	}
+	if strings.IndexByte(" \t\n", v[len(v)-1]) >= 0 {
+		out = flushArg(out, b, cur)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -28,70 +29,18 @@ const (
 	maxReason = 500
 )
 
-// visible renders s for people exactly as it will run: printable ASCII,
-// tabs and newlines as they are; every other byte or character escaped
-// (a no-break space is \u00a0, ESC is \x1b, a carriage return is \r), so
-// nothing is hidden, overwritten or disguised in a chat client. A
-// backslash that starts something that looks like such an escape is
-// doubled, so the rendering is unambiguous. Three or more backticks in
-// a row, which would end a chat code block, are escaped too.
-//
-// It is the rendering of shell.Visible (branch h-shell) plus the
-// backticks; switch to it when it lands.
+// visible renders s for people exactly as it will run (shell.Visible:
+// every invisible or control character escaped, so nothing is hidden,
+// overwritten or disguised in a chat client), with three or more
+// backticks in a row, which would end a chat code block, escaped too.
+// shell.Visible doubles a backslash that starts something looking like
+// an escape, so \x60 typed by an agent cannot pass for a backtick.
 func visible(s string) string {
-	var b strings.Builder
-	ticks := 0
-	flushTicks := func() {
-		if ticks >= 3 {
-			b.WriteString(strings.Repeat(`\x60`, ticks))
-		} else {
-			b.WriteString(strings.Repeat("`", ticks))
-		}
-		ticks = 0
-	}
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c == '`' {
-			ticks++
-			i++
-			continue
-		}
-		flushTicks()
-		if c == '\\' {
-			if i+1 < len(s) && strings.IndexByte("xuUr\\", s[i+1]) >= 0 {
-				b.WriteString(`\\`)
-			} else {
-				b.WriteByte(c)
-			}
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			switch {
-			case c >= 0x20 && c < 0x7f || c == '\t' || c == '\n':
-				b.WriteByte(c)
-			case c == '\r':
-				b.WriteString(`\r`)
-			default:
-				fmt.Fprintf(&b, `\x%02x`, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		case r > 0xffff:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-		i += n
-	}
-	flushTicks()
-	return b.String()
+	return ticks.ReplaceAllStringFunc(shell.Visible(s), func(run string) string { return strings.Repeat(`\x60`, len(run)) })
 }
+
+// ticks matches runs of backticks that would close a code fence.
+var ticks = regexp.MustCompile("`{3,}")
 
 // clean is untrusted text (a server's message, a name, a reason) made
 // safe to show as plain text.

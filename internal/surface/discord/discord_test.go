@@ -119,9 +119,9 @@ func TestApprove(t *testing.T) {
 		t.Fatalf("identify intents %b, want %b", intents, discord.Intents)
 	}
 	dir := target(t)
-	r.dc.Say(channel, false, alice, "!rm -rf "+dir, false)
+	r.dc.Say(channel, false, alice, "!"+del(dir), false)
 	m := r.dc.WaitMessage(channel, "Approval needed", wait)
-	if !strings.Contains(m.Content, "```\nrm -rf "+dir+"\n```") || !noPings(m) {
+	if !strings.Contains(m.Content, "```\n"+del(dir)+"\n```") || !noPings(m) {
 		t.Fatalf("approval message: %q mentions %s", m.Content, m.Mentions)
 	}
 	resp := r.dc.WaitResponse(r.dc.Click(mallory, m.ID, button(t, m, "Approve once")), wait)
@@ -152,7 +152,7 @@ func TestApprove(t *testing.T) {
 func TestReasonModal(t *testing.T) {
 	r := newRig(t)
 	dir := target(t)
-	r.dc.Say(channel, false, alice, "!rm -rf "+dir, false)
+	r.dc.Say(channel, false, alice, "!"+del(dir), false)
 	m := r.dc.WaitMessage(channel, "Approval needed", wait)
 	if resp := r.dc.WaitResponse(r.dc.Click(alice, m.ID, button(t, m, "Deny with reason…")), wait); resp.Type != 9 {
 		t.Fatalf("want a modal, got %d %s", resp.Type, resp.Data)
@@ -261,3 +261,8 @@ func noPings(m discordtest.Message) bool {
 	}
 	return json.Unmarshal(m.Mentions, &am) == nil && am.Parse != nil && len(*am.Parse) == 0 && len(am.Users) == 0 && len(am.Roles) == 0
 }
+
+// del is a command deleting dir that the gate asks about: a recursive
+// delete named relative to its parent (a delete of an absolute path
+// under the temporary directory is not dangerous).
+func del(dir string) string { return "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir) }

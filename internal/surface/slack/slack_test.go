@@ -119,10 +119,10 @@ func (r *rig) approvalIn(thread string) slacktest.Message {
 func TestThreadsApart(t *testing.T) {
 	r := newRig(t)
 	dirA, dirB := target(t), target(t)
-	threadA := r.sl.Say(channel, "", alice, mention+"!rm -rf "+dirA)
-	threadB := r.sl.Say(channel, "", alice, mention+"!rm -rf "+dirB)
+	threadA := r.sl.Say(channel, "", alice, mention+"!"+del(dirA))
+	threadB := r.sl.Say(channel, "", alice, mention+"!"+del(dirB))
 	mA, mB := r.approvalIn(threadA), r.approvalIn(threadB)
-	if !strings.Contains(mA.Text, dirA) || strings.Contains(mA.Text, dirB) || !strings.Contains(mB.Text, dirB) || strings.Contains(mB.Text, dirA) {
+	if !strings.Contains(mA.Text, del(dirA)) || strings.Contains(mA.Text, del(dirB)) || !strings.Contains(mB.Text, del(dirB)) || strings.Contains(mB.Text, del(dirA)) {
 		t.Fatalf("approvals crossed threads:\nA: %q\nB: %q", mA.Text, mB.Text)
 	}
 	for _, m := range r.sl.Messages(channel) {
@@ -164,7 +164,7 @@ func TestThreadsApart(t *testing.T) {
 func TestReasonModalAndRefusal(t *testing.T) {
 	r := newRig(t)
 	dir := target(t)
-	thread := r.sl.Say(channel, "", alice, mention+"!rm -rf "+dir)
+	thread := r.sl.Say(channel, "", alice, mention+"!"+del(dir))
 	m := r.approvalIn(thread)
 	r.sl.WaitAck(r.sl.Click(mallory, channel, m.TS, buttonID(t, m, "Approve once")), wait)
 	r.sl.WaitEphemeral(mallory.ID, "You cannot answer request", wait)
@@ -276,3 +276,8 @@ func TestFormModal(t *testing.T) {
 		t.Fatalf("answer: %+v %s", req, req.Content)
 	}
 }
+
+// del is a command deleting dir that the gate asks about: a recursive
+// delete named relative to its parent (a delete of an absolute path
+// under the temporary directory is not dangerous).
+func del(dir string) string { return "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir) }

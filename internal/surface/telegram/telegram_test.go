@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"html"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -163,9 +164,9 @@ func (r *rig) answer(q string) telegramtest.CallbackAnswer {
 func TestApproveOnce(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	dir := target(t)
-	r.tg.Say(group, 0, alice, "!rm -rf "+dir)
+	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
-	if !strings.Contains(m.Text, "<pre>rm -rf "+dir+"</pre>") || !strings.Contains(m.Text, "delete.recursive") || !strings.Contains(m.Text, "gateway:telegram/-1001/42") {
+	if !strings.Contains(m.Text, "<pre>"+html.EscapeString(del(dir))+"</pre>") || !strings.Contains(m.Text, "delete.recursive") || !strings.Contains(m.Text, "gateway:telegram/-1001/42") {
 		t.Fatalf("approval message: %q", m.Text)
 	}
 	var labels []string
@@ -202,7 +203,7 @@ func TestApproveOnce(t *testing.T) {
 func TestRefusedAndAudited(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	dir := target(t)
-	r.tg.Say(group, 0, alice, "!rm -rf "+dir)
+	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	req := r.requestOf(m)
 
@@ -264,7 +265,7 @@ func TestRefusedAndAudited(t *testing.T) {
 func TestStaleButton(t *testing.T) {
 	r := newRig(t, rigOptions{timeout: time.Second})
 	dir := target(t)
-	r.tg.Say(group, 0, alice, "!rm -rf "+dir)
+	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	data := button(t, m, "Approve once")
 	r.waitEdited(m.ID, "Expired: nobody answered in time")
@@ -285,7 +286,7 @@ func TestStaleButton(t *testing.T) {
 func TestOutage(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	dir := target(t)
-	r.tg.Say(group, 0, alice, "!rm -rf "+dir)
+	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	first := r.requestOf(m)
 
@@ -296,7 +297,7 @@ func TestOutage(t *testing.T) {
 	dir2 := target(t)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := r.host.Shell(context.Background(), o, "rm -rf "+dir2, &strings.Builder{}, nil)
+		_, err := r.host.Shell(context.Background(), o, del(dir2), &strings.Builder{}, nil)
 		errc <- err
 	}()
 	var second store.Request
@@ -442,7 +443,7 @@ func TestFormQuestionByQuestion(t *testing.T) {
 func TestAnsweredElsewhere(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	dir := target(t)
-	r.tg.Say(group, 0, alice, "!rm -rf "+dir)
+	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	req := r.requestOf(m)
 	if _, err := r.host.Answer(context.Background(), req.ID, surface.Answer{By: surface.Identity{Surface: "web", User: "token:ops"}, Reason: "use the job"}); err != nil {
@@ -483,7 +484,7 @@ func TestYolo(t *testing.T) {
 		t.Fatal("yolo leaked to another chat's session")
 	}
 	dir := target(t)
-	r.tg.Say(group, 0, alice, "!rm -rf "+dir)
+	r.tg.Say(group, 0, alice, "!"+del(dir))
 	r.tg.WaitMessage(group, "Ran (exit 0)", wait)
 	if exists(dir) {
 		t.Fatal("the command did not run under yolo")
@@ -494,3 +495,8 @@ func TestYolo(t *testing.T) {
 		}
 	}
 }
+
+// del is a command deleting dir that the gate asks about: a recursive
+// delete named relative to its parent (a delete of an absolute path
+// under the temporary directory is not dangerous).
+func del(dir string) string { return "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir) }

@@ -633,15 +633,15 @@ func TestHighlight(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		findings []shell.Finding
-		want     string // hits in [brackets]
+		want     string // hits in [brackets]; é as it is sent: escaped
 	}{
-		{"none", nil, "ab cd éf gh"},
-		{"one", []shell.Finding{f(3, 5, shell.TierDangerous)}, "ab [cd] éf gh"},
-		{"overlap", []shell.Finding{f(0, 5, shell.TierDangerous), f(3, 9, shell.TierHardline)}, "[ab ][cd][ éf] gh"},
-		{"out of range", []shell.Finding{f(3, 99, shell.TierDangerous), f(-1, 2, shell.TierDangerous)}, "ab cd éf gh"},
-		{"inside a character", []shell.Finding{f(7, 9, shell.TierDangerous)}, "ab cd éf gh"},
-		{"empty", []shell.Finding{f(3, 3, shell.TierDangerous)}, "ab cd éf gh"},
-		{"whole", []shell.Finding{f(0, len(in), shell.TierDangerous)}, "[ab cd éf gh]"},
+		{"none", nil, "ab cd \\u00e9f gh"},
+		{"one", []shell.Finding{f(3, 5, shell.TierDangerous)}, "ab [cd] \\u00e9f gh"},
+		{"overlap", []shell.Finding{f(0, 5, shell.TierDangerous), f(3, 9, shell.TierHardline)}, "[ab ][cd][ \\u00e9f] gh"},
+		{"out of range", []shell.Finding{f(3, 99, shell.TierDangerous), f(-1, 2, shell.TierDangerous)}, "ab cd \\u00e9f gh"},
+		{"inside a character", []shell.Finding{f(7, 9, shell.TierDangerous)}, "ab cd \\u00e9f gh"},
+		{"empty", []shell.Finding{f(3, 3, shell.TierDangerous)}, "ab cd \\u00e9f gh"},
+		{"whole", []shell.Finding{f(0, len(in), shell.TierDangerous)}, "[ab cd \\u00e9f gh]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder

@@ -235,7 +235,7 @@ func viewRequest(r store.Request) *requestView {
 		v.Normalised = an.Input != r.Action.Command
 		v.Prefix = broker.DefaultPrefix(r)
 	case r.Action.Kind == action.Shell:
-		v.Segments = []segment{{Text: r.Action.Command}}
+		v.Segments = []segment{{Text: shell.Visible(r.Action.Command)}}
 	default:
 		v.Detail = details(r.Action)
 	}
@@ -291,6 +291,8 @@ func highlight(input string, findings []shell.Finding) []segment {
 			}
 		}
 		seg.Title = strings.Join(titles, "; ")
+		// As it will run: invisible and look-alike characters escaped.
+		seg.Text = shell.Visible(seg.Text)
 		if n := len(out); n > 0 && !seg.Hit && !out[n-1].Hit {
 			out[n-1].Text += seg.Text
 			continue

@@ -1,0 +1,283 @@
+package shell
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Constant propagation within one text: `cmd=shred; $cmd -n1 /dev/sda`
+// runs shred, and `d=/tmp/build; rm -rf $d` deletes under /tmp. A variable
+// is a constant only when there is no doubt: it is assigned exactly once
+// in the whole text, at the top level (not in a branch, a loop, a
+// function or a subshell, not only for one command), to a static value;
+// no other word of the text names it (read, unset, declare, for, printf
+// -v …); IFS is never set; and the use comes after the assignment. Any
+// other variable stays dynamic.
+
+// constVal is a constant's value and where it became set.
+type constVal struct {
+	value string
+	after int // offset after which uses see the value
+	// elems are an array's elements (a=(x y z)), when array is set.
+	elems []string
+	array bool
+}
+
+// constants finds the constants of a parsed text.
+func (w *walker) constants(f *syntax.File) map[string]constVal {
+	if !mayHaveConstants(f) {
+		return nil
+	}
+	assigned := map[string]int{}
+	named := map[string]bool{}
+	ifs := false
+	walkTree(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name != nil {
+				assigned[n.Name.Value]++
+				if n.Name.Value == "IFS" {
+					ifs = true
+				}
+			}
+		case *syntax.WordIter:
+			named[n.Name.Value] = true
+		case *syntax.CallExpr:
+			for _, a := range n.Args[min(1, len(n.Args)):] {
+				if lit := a.Lit(); lit != "" {
+					name, _, _ := strings.Cut(lit, "=")
+					name, _, _ = strings.Cut(name, "[")
+					named[name] = true
+				}
+			}
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
+			// (( x = 1 )), $((x++)) assign inside arithmetic.
+			walkTree(n, func(m syntax.Node) bool {
+				if b, ok := m.(*syntax.BinaryArithm); ok && b.Op >= syntax.Assgn && b.Op <= syntax.ShrAssgn {
+					if word, ok := b.X.(*syntax.Word); ok {
+						named[word.Lit()] = true
+					}
+				}
+				if u, ok := m.(*syntax.UnaryArithm); ok && (u.Op == syntax.Inc || u.Op == syntax.Dec) {
+					if word, ok := u.X.(*syntax.Word); ok {
+						named[word.Lit()] = true
+					}
+				}
+				return true
+			})
+		}
+		return true
+	})
+	if ifs {
+		return nil
+	}
+	var out map[string]constVal
+	for _, st := range f.Stmts {
+		if st.Background || st.Negated || st.Coprocess {
+			continue
+		}
+		var list []*syntax.Assign
+		switch c := st.Cmd.(type) {
+		case *syntax.CallExpr:
+			if len(c.Args) != 0 {
+				continue
+			}
+			list = c.Assigns
+		case *syntax.DeclClause:
+			if c.Variant.Value != "export" && c.Variant.Value != "readonly" && c.Variant.Value != "declare" && c.Variant.Value != "typeset" {
+				continue
+			}
+			list = c.Args
+		default:
+			continue
+		}
+		for _, as := range list {
+			if as.Name == nil || as.Naked || as.Append || as.Index != nil {
+				continue
+			}
+			name := as.Name.Value
+			if assigned[name] != 1 || named[name] {
+				continue
+			}
+			cv := constVal{after: int(st.End().Offset())}
+			if as.Array != nil {
+				cv.array = true
+				for _, e := range as.Array.Elems {
+					v, ok := staticWord(e.Value)
+					if e.Index != nil || !ok {
+						cv.array = false
+						break
+					}
+					cv.elems = append(cv.elems, uncr(v, w.lvl.cr))
+				}
+				if !cv.array {
+					continue
+				}
+				if len(cv.elems) > 0 {
+					cv.value = cv.elems[0]
+				}
+			} else {
+				val, ok := staticWord(as.Value)
+				if !ok {
+					continue
+				}
+				cv.value = uncr(val, w.lvl.cr)
+			}
+			if out == nil {
+				out = map[string]constVal{}
+			}
+			out[name] = cv
+		}
+	}
+	return out
+}
+
+// mayHaveConstants is a quick test: an assignment statement at the top
+// level.
+func mayHaveConstants(f *syntax.File) bool {
+	for _, st := range f.Stmts {
+		switch c := st.Cmd.(type) {
+		case *syntax.CallExpr:
+			if len(c.Args) == 0 && len(c.Assigns) > 0 {
+				return true
+			}
+		case *syntax.DeclClause:
+			return true
+		}
+	}
+	return false
+}
+
+// staticWord returns the value of a word without expansions (quotes
+// removed), or false.
+func staticWord(word *syntax.Word) (string, bool) {
+	if word == nil {
+		return "", true
+	}
+	var b strings.Builder
+	for _, p := range word.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, `\*?[~{`) {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				b.WriteString(ansiC(p.Value))
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(unescapeDouble(lit.Value))
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// constant returns the value of a plain parameter expansion ($NAME,
+// ${NAME}) of a constant, at the place it is used.
+func (w *walker) constant(p *syntax.ParamExp) (string, bool) {
+	if len(w.lvl.consts) == 0 || p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil ||
+		p.Repl != nil || p.Exp != nil || p.NestedParam != nil {
+		return "", false
+	}
+	c, ok := w.lvl.consts[p.Param.Value]
+	if !ok || int(p.Pos().Offset()) < c.after {
+		return "", false
+	}
+	return c.value, true
+}
+
+// constantArray returns the elements of ${a[@]} or ${a[*]} for a
+// constant array a.
+func (w *walker) constantArray(p *syntax.ParamExp) ([]string, bool) {
+	if len(w.lvl.consts) == 0 || p.Param == nil || p.Excl || p.Length || p.Width || p.Index == nil || p.Slice != nil ||
+		p.Repl != nil || p.Exp != nil || p.NestedParam != nil {
+		return nil, false
+	}
+	idx, ok := p.Index.(*syntax.Word)
+	if !ok || idx.Lit() != "@" && idx.Lit() != "*" {
+		return nil, false
+	}
+	c, ok := w.lvl.consts[p.Param.Value]
+	if !ok || !c.array || int(p.Pos().Offset()) < c.after {
+		return nil, false
+	}
+	return c.elems, true
+}
+
+// foldSubst returns the output of a command substitution that only runs
+// echo or printf with static arguments ($(printf 'mk%s' fs)), without
+// its trailing newlines, as bash substitutes it.
+func (w *walker) foldSubst(cs *syntax.CmdSubst) (string, bool) {
+	if len(cs.Stmts) != 1 {
+		return "", false
+	}
+	st := cs.Stmts[0]
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.Pipe && !st.Background && len(st.Redirs) == 0 {
+		out, ok := w.foldPipe(b)
+		return strings.TrimRight(out, "\n"), ok
+	}
+	ce, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Background || len(st.Redirs) > 0 || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
+		return "", false
+	}
+	name := ce.Args[0].Lit()
+	if name != "echo" && name != "printf" {
+		return "", false
+	}
+	args := make([]Arg, 0, len(ce.Args))
+	for _, word := range ce.Args {
+		v, ok := staticWord(word)
+		if !ok {
+			return "", false
+		}
+		args = append(args, Arg{Value: uncr(v, w.lvl.cr), Static: true})
+	}
+	out, ok := echoOutput(name, args)
+	if !ok {
+		return "", false
+	}
+	return strings.TrimRight(out, "\n"), true
+}
+
+// arithSubscripts: a static value holding a command substitution inside
+// an array subscript runs it wherever bash evaluates the value as
+// arithmetic (v='a[$(reboot)]'; echo $((v)); [[ $v -eq 1 ]]; declare
+// -i; printf -v). The substitution is judged as if it ran.
+func (w *walker) arithSubscripts(val string, via []string) {
+	if !strings.Contains(val, "[") || !strings.Contains(val, "$(") && !strings.Contains(val, "`") {
+		return
+	}
+	// Read as a word of a command (": VALUE"), where its substitutions
+	// are plain syntax.
+	text := ": " + val
+	f, err := parse(text)
+	if err != nil {
+		return
+	}
+	saved := w.lvl
+	w.lvl = &level{src: text, outer: saved.outer}
+	if saved.exact {
+		w.lvl.outer = Span{0, len(w.a.Input)}
+	}
+	walkTree(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			w.stmts(n.Stmts, appendVia(via, "arithmetic subscript"), stdin{})
+			return false
+		}
+		return w.err == nil
+	})
+	w.lvl = saved
+}

@@ -1,0 +1,158 @@
+package shell
+
+import (
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Static text through a pipe: what `echo X | base64 -d | sh` or
+// eval "$(printf … | base64 -d)" runs can be read when every stage is
+// known — a static echo or printf, then decoders whose result is
+// computed here (base64, base32, xxd -r -p, rev). Obfuscation that can be
+// read is read; what cannot stays remote.decode_exec, opaque.
+
+// maxFolded bounds the text a fold produces.
+const maxFolded = 64 << 10
+
+// transform computes what a decoder prints for in, given its argv.
+func transform(name string, argv []string, in string) (string, bool) {
+	has := func(fs ...string) bool {
+		for _, w := range argv[1:] {
+			for _, f := range fs {
+				if w == f || len(f) == 2 && strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w[1:], f[1:]) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, w := range argv[1:] {
+		if !strings.HasPrefix(w, "-") {
+			return "", false // reads a file, not the pipe
+		}
+	}
+	switch name {
+	case "base64":
+		if !has("-d", "--decode", "-D") {
+			return "", false
+		}
+		s := strings.Map(func(r rune) rune {
+			if r == '\n' || r == ' ' || r == '\r' || r == '\t' {
+				return -1
+			}
+			return r
+		}, in)
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			if b, err := enc.DecodeString(s); err == nil {
+				return string(b), true
+			}
+		}
+	case "base32":
+		if !has("-d", "--decode") {
+			return "", false
+		}
+		s := strings.Join(strings.Fields(in), "")
+		if b, err := base32.StdEncoding.DecodeString(s); err == nil {
+			return string(b), true
+		}
+	case "xxd":
+		if !has("-r") || !has("-p", "-ps", "-plain", "-postscript") {
+			return "", false
+		}
+		if b, err := hex.DecodeString(strings.Join(strings.Fields(in), "")); err == nil {
+			return string(b), true
+		}
+	case "rev":
+		lines := strings.SplitAfter(in, "\n")
+		var b strings.Builder
+		for _, l := range lines {
+			body := strings.TrimSuffix(l, "\n")
+			r := []rune(body)
+			for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+				r[i], r[j] = r[j], r[i]
+			}
+			b.WriteString(string(r))
+			if len(body) < len(l) {
+				b.WriteByte('\n')
+			}
+		}
+		return b.String(), true
+	case "cat":
+		if len(argv) == 1 {
+			return in, true
+		}
+	}
+	return "", false
+}
+
+// pipeText returns what stage k of a pipeline (candidates from
+// starts[k] to starts[k+1]) prints, when it is known.
+func (w *walker) pipeText(starts []int, k int) (string, bool) {
+	if starts[k+1]-starts[k] != 1 {
+		return "", false
+	}
+	c := starts[k]
+	if w.meta[c].hasOut {
+		return w.meta[c].output, true
+	}
+	if k == 0 {
+		return "", false
+	}
+	in, ok := w.pipeText(starts, k-1)
+	if !ok {
+		return "", false
+	}
+	cm := &w.a.Commands[c]
+	for _, a := range cm.Argv {
+		if !a.Static {
+			return "", false
+		}
+	}
+	out, ok := transform(cm.key(), cm.Words(), in)
+	if !ok || len(out) > maxFolded {
+		return "", false
+	}
+	return out, true
+}
+
+// foldPipe returns the output of a pipeline of static stages
+// ($(echo … | base64 -d)), without the walker's candidates.
+func (w *walker) foldPipe(b *syntax.BinaryCmd) (string, bool) {
+	stages := flattenPipe(flattenPipe(nil, b.X), b.Y)
+	var text string
+	for i, st := range stages {
+		ce, ok := st.Cmd.(*syntax.CallExpr)
+		if !ok || st.Background || len(st.Redirs) > 0 || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
+			return "", false
+		}
+		argv := make([]string, 0, len(ce.Args))
+		args := make([]Arg, 0, len(ce.Args))
+		for _, word := range ce.Args {
+			v, ok := staticWord(word)
+			if !ok {
+				return "", false
+			}
+			v = uncr(v, w.lvl.cr)
+			argv = append(argv, v)
+			args = append(args, Arg{Value: v, Static: true})
+		}
+		name := cmdName(argv[0])
+		if i == 0 {
+			if name != "echo" && name != "printf" {
+				return "", false
+			}
+			if text, ok = echoOutput(name, args); !ok {
+				return "", false
+			}
+			continue
+		}
+		if text, ok = transform(name, argv, text); !ok || len(text) > maxFolded {
+			return "", false
+		}
+	}
+	return text, true
+}
