@@ -34,7 +34,7 @@ func (c *Core) Click(ctx context.Context, k Click) {
 	}
 	if req.State != store.Pending {
 		c.private(ctx, k.Respond, lateText(req))
-		c.kick() // its message may still show buttons: edit it
+		c.stale(ctx, k.Respond, req)
 		return
 	}
 	by := c.identity(k.From)
@@ -107,6 +107,17 @@ func (c *Core) clicked(ctx context.Context, resp Responder, conv Conv, u User, i
 		return req, false
 	}
 	return req, true
+}
+
+// stale edits a message whose buttons outlived its request: the pressed
+// one (which may be a copy the Core never learnt the id of — a post the
+// platform took though its answer was lost, then posted again), and the
+// request's recorded post at the next reconciliation.
+func (c *Core) stale(ctx context.Context, resp Responder, req store.Request) {
+	if err := resp.Update(ctx, endedMessage(req, c.caps, c.o.Now())); err != nil {
+		c.log.DebugContext(ctx, "edit a stale message", "id", req.ID, "err", err)
+	}
+	c.kick()
 }
 
 // mayGrant says why scope cannot be given to req by u ("" if it can).

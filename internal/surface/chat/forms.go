@@ -237,7 +237,7 @@ func (c *Core) Submit(ctx context.Context, s Submission) {
 	}
 	if req.State != store.Pending {
 		c.private(ctx, s.Respond, lateText(req))
-		c.kick()
+		c.stale(ctx, s.Respond, req)
 		return
 	}
 	by := c.identity(s.From)

@@ -268,6 +268,7 @@ func TestStaleButton(t *testing.T) {
 	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	data := button(t, m, "Approve once")
+	copyID := r.tg.Duplicate(m.ID) // a second post whose id warden never learnt
 	r.waitEdited(m.ID, "Expired: nobody answered in time")
 	q := r.tg.Click(alice, m.ID, data)
 	a := r.answer(q)
@@ -277,6 +278,11 @@ func TestStaleButton(t *testing.T) {
 	r.tg.WaitMessage(group, "Not run", wait)
 	if !exists(dir) {
 		t.Fatal("an expired request ran")
+	}
+	// A press on the copy says so too, and edits the copy.
+	r.answer(r.tg.Click(alice, copyID, data))
+	if c := r.waitEdited(copyID, "Expired: nobody answered in time"); len(c.Buttons()) != 0 {
+		t.Fatalf("the copy kept its buttons: %v", c.Buttons())
 	}
 }
 
@@ -289,6 +295,12 @@ func TestOutage(t *testing.T) {
 	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	first := r.requestOf(m)
+	// Down only once the post is recorded: a post the platform took but
+	// whose answer was lost is posted again (see TestStaleButton).
+	waitFor(t, "the post recorded", func() bool {
+		p, err := r.host.DB.GetChatPost(context.Background(), "telegram", first.ID)
+		return err == nil && p.Message != ""
+	})
 
 	r.tg.SetDown(true)
 	// A second request while down: made directly, as the owner of the

@@ -218,6 +218,26 @@ func (s *Server) Click(u User, msg int, data string) string {
 	return qid
 }
 
+// Duplicate copies the bot's message id as a new message, buttons
+// included, and returns the copy's id: what a chat shows when a post
+// reached the platform but its answer was lost and the bot posted again.
+func (s *Server) Duplicate(id int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.messages {
+		if m.ID == id {
+			c := *m
+			c.ID, c.Edits = s.nextMsg, 0
+			s.nextMsg++
+			s.messages = append(s.messages, &c)
+			s.broadcastLocked()
+			return c.ID
+		}
+	}
+	s.t.Fatalf("telegramtest: duplicate of unknown message %d", id)
+	return 0
+}
+
 // Messages returns a copy of the messages of chat, oldest first (chat 0:
 // all).
 func (s *Server) Messages(chat int64) []Message {
