@@ -1,9 +1,16 @@
 // Package broker holds questions to humans. A Request belongs to one
 // session and is shown only on that session's surfaces; it ends exactly
 // once — answered, denied, expired or withdrawn — by a compare-and-swap
-// in the store, and the waiter wakes with that one outcome. Owners
+// in the store, which writes the audit record of each change in the same
+// transaction, and the waiter wakes with that one outcome. Owners
 // without a live answer channel never get here: they are decided by
 // their mode at once.
+//
+// A request is never left pending with nobody waiting for it: when the
+// store refuses to end one (a full disk), its waiter is woken anyway
+// (nothing ran, so that is safe) and the broker keeps withdrawing the
+// request until the store takes it; a human's answer to a request of
+// this host whose asker is gone is refused, and the request withdrawn.
 package broker
 
 import (
@@ -13,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -39,7 +47,14 @@ var (
 	ErrContent = errors.New("bad elicitation content")
 	// ErrClosed: the broker is shutting down.
 	ErrClosed = errors.New("broker closed")
+	// ErrNoWaiter: the request belongs to this host but its asker is
+	// gone; it is withdrawn rather than answered.
+	ErrNoWaiter = errors.New("nobody is waiting for this request any more")
 )
+
+// retryEvery is how often the broker tries again to withdraw requests
+// the store refused to end.
+const retryEvery = 500 * time.Millisecond
 
 // Options configure a Broker.
 type Options struct {
@@ -68,6 +83,12 @@ type Broker struct {
 	leaders map[coalesceKey]*waiter // identical pending questions
 	subs    map[*sub]struct{}
 	ids     *ulid.MonotonicEntropy
+	// orphans are requests whose waiter is gone but which the store
+	// refused to end; retrying says whether their retry loop runs.
+	orphans  map[string]store.Resolution
+	retrying bool
+	stop     chan struct{}
+	retried  sync.WaitGroup
 }
 
 type coalesceKey struct{ session, digest string }
@@ -96,7 +117,7 @@ func New(o Options) *Broker {
 	return &Broker{
 		o: o, log: o.Logger.With("component", "broker"),
 		waiters: map[string]*waiter{}, leaders: map[coalesceKey]*waiter{}, subs: map[*sub]struct{}{},
-		ids: ulid.Monotonic(rand.Reader, 0),
+		ids: ulid.Monotonic(rand.Reader, 0), orphans: map[string]store.Resolution{}, stop: make(chan struct{}),
 	}
 }
 
@@ -122,6 +143,11 @@ type Question struct {
 	// (Action is then the mcp action whose call caused it): it never
 	// coalesces with another question and its answer grants nothing.
 	Elicit *store.Elicitation
+	// Joined, if set, is called when the question joins an identical
+	// pending request instead of creating one (whose creation wrote the
+	// ask's audit record): the asker records its own ask. An error ends
+	// the ask with that error; the request stays for its other askers.
+	Joined func(store.Request) error
 }
 
 // Prompter is an answer channel that asks its human itself, such as
@@ -163,6 +189,24 @@ func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
 		w, leader, err := b.join(ctx, key, q)
 		if err != nil {
 			return store.Request{}, err
+		}
+		if !leader && q.Joined != nil {
+			select {
+			case <-w.created:
+			case <-ctx.Done():
+				return store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}, nil
+			}
+			select {
+			case <-w.done:
+				if w.final.State == store.Withdrawn && w.final.Resolved.IsZero() {
+					// Its creation failed: there is nothing to join.
+					return w.final, nil
+				}
+			default:
+			}
+			if err := q.Joined(w.req); err != nil {
+				return store.Request{}, err
+			}
 		}
 		prompter, _ := channelOf(q.Owner).(Prompter)
 		if q.Notify != nil || prompter != nil {
@@ -294,10 +338,78 @@ func (b *Broker) end(ctx context.Context, id string, res store.Resolution) {
 	}
 	if err != nil {
 		// The store refused: wake the waiter anyway, as withdrawn, so no
-		// asker hangs. Nothing ran, so failing closed is safe.
+		// asker hangs. Nothing ran, so failing closed is safe. The row
+		// is still pending with nobody waiting: withdraw it once the
+		// store takes writes again.
 		b.log.ErrorContext(ctx, "end request", "id", id, "err", err)
 		b.wake(store.Request{ID: id, State: store.Withdrawn, Reason: "store error: " + err.Error()})
+		b.orphan(id, store.Resolution{State: store.Withdrawn, Reason: "the asker went away while the store refused writes (" + res.Reason + ")"})
 	}
+}
+
+// orphan remembers a request to withdraw, and starts the retry loop if
+// it is not running.
+func (b *Broker) orphan(id string, res store.Resolution) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.orphans[id] = res
+	if b.retrying {
+		return
+	}
+	b.retrying = true
+	b.retried.Go(b.retryOrphans)
+}
+
+// retryOrphans withdraws the orphans until none is left or the broker
+// closes; whatever is left then, the next start's Recover withdraws.
+func (b *Broker) retryOrphans() {
+	t := time.NewTicker(retryEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			b.mu.Lock()
+			b.retrying = false
+			b.mu.Unlock()
+			return
+		case <-t.C:
+		}
+		if b.withdrawOrphans(context.Background()) == 0 {
+			b.mu.Lock()
+			if len(b.orphans) == 0 {
+				b.retrying = false
+				b.mu.Unlock()
+				return
+			}
+			b.mu.Unlock()
+		}
+	}
+}
+
+// withdrawOrphans tries each orphan once and returns how many are left.
+func (b *Broker) withdrawOrphans(ctx context.Context) int {
+	b.mu.Lock()
+	todo := make(map[string]store.Resolution, len(b.orphans))
+	maps.Copy(todo, b.orphans)
+	b.mu.Unlock()
+	left := 0
+	for id, res := range todo {
+		res.At = b.o.Now()
+		r, err := b.o.Requests.ResolveRequest(ctx, id, res)
+		switch {
+		case err == nil:
+			b.publish(Event{Type: Ended, Request: r})
+			b.log.InfoContext(ctx, "orphaned request withdrawn", "id", id)
+		case errors.Is(err, ErrNotPending), errors.Is(err, store.ErrNotFound):
+		default:
+			left++
+			continue
+		}
+		b.mu.Lock()
+		delete(b.orphans, id)
+		b.mu.Unlock()
+	}
+	return left
 }
 
 // Answer is a human's decision on one request.
@@ -339,8 +451,27 @@ func ElicitOutcome(r store.Request) (string, json.RawMessage) {
 }
 
 // Resolve answers one request. An answer to a request that already ended
-// returns ErrNotPending with the request as it ended.
+// returns ErrNotPending with the request as it ended. A request of this
+// host whose asker is gone (its waiter was woken by a store failure) is
+// not answered: it is withdrawn, and the answer gets ErrNoWaiter.
 func (b *Broker) Resolve(ctx context.Context, id string, a Answer) (store.Request, error) {
+	b.mu.Lock()
+	_, waiting := b.waiters[id]
+	b.mu.Unlock()
+	if !waiting {
+		// No asker here: fine for another host's request, not for one of
+		// this host's, whose asker is gone.
+		if r, err := b.o.Requests.GetRequest(ctx, id); err == nil && r.State == store.Pending && r.Host == b.o.Host {
+			ended, err := b.resolve(ctx, id, store.Resolution{State: store.Withdrawn, Reason: "its asker went away"}, "")
+			if err != nil && !errors.Is(err, ErrNotPending) {
+				b.orphan(id, store.Resolution{State: store.Withdrawn, Reason: "its asker went away"})
+			}
+			if errors.Is(err, ErrNotPending) {
+				return ended, err
+			}
+			return ended, fmt.Errorf("answer %s: %w", id, ErrNoWaiter)
+		}
+	}
 	res := store.Resolution{State: store.Denied, By: a.By, Surface: a.Surface, Reason: a.Reason, At: b.o.Now()}
 	if len(a.Content) > 0 {
 		if !a.Approve {
@@ -530,9 +661,13 @@ func (b *Broker) Recover(ctx context.Context) (int, error) {
 }
 
 // Close withdraws every request this host holds, with cause, and refuses
-// new ones.
+// new ones. Orphans the store still refuses are left for the next
+// start's Recover.
 func (b *Broker) Close(ctx context.Context, cause string) {
 	b.mu.Lock()
+	if !b.closed {
+		close(b.stop)
+	}
 	b.closed = true
 	ids := make([]string, 0, len(b.waiters))
 	for id := range b.waiters {
@@ -543,6 +678,8 @@ func (b *Broker) Close(ctx context.Context, cause string) {
 	for _, id := range ids {
 		b.end(ctx, id, store.Resolution{State: store.Withdrawn, Reason: cause})
 	}
+	b.retried.Wait()
+	b.withdrawOrphans(ctx)
 	b.mu.Lock()
 	for s := range b.subs {
 		close(s.ch)

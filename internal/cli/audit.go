@@ -2,21 +2,29 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wardenhq/warden/internal/anchor"
+	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/host"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/sqlite"
 )
 
 // auditOptions are the flags of warden audit.
 type auditOptions struct {
 	state   string
+	config  string
 	json    bool
 	session string
 	since   string
@@ -139,14 +147,21 @@ func answer(d store.Decision) string {
 func newAuditVerifyCmd() *cobra.Command {
 	var opts auditOptions
 	cmd := &cobra.Command{
-		Use:   "verify [--state DIR]",
+		Use:   "verify [--state DIR] [--config FILE]",
 		Short: "Verify the audit log's hash chain",
 		Long: `Recompute the audit log's hash chain: each record's hash covers the previous
 record's hash and the record itself, so an edited, inserted or removed
-record breaks it (removing records from the end is not detectable).
+record breaks it. Records cut from the end, and a database deleted or
+replaced, are found by comparing the log with its anchors: the head (newest
+seq and hash) kept in STATE/warden.db.anchor after each commit, and in
+audit.anchor_file of the config; "N newest record(s) missing" says how many.
+
+With the host running it verifies; otherwise the database is read directly
+(read-only, never created), with audit.anchor_file read from --config
+(default $XDG_CONFIG_HOME/warden/config.yaml).
 
 Exit status: 0 the chain verifies; 2 it is broken (the first bad seq is
-named) or the host is not running; 3 usage error.`,
+named), records are missing, or there is no database; 3 usage error.`,
 		DisableFlagsInUseLine: true,
 		Args:                  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -154,6 +169,7 @@ named) or the host is not running; 3 usage error.`,
 		},
 	}
 	addStateFlag(cmd, &opts.state)
+	cmd.Flags().StringVar(&opts.config, "config", "", "config file, read for audit.anchor_file when no host runs (default $XDG_CONFIG_HOME/warden/config.yaml)")
 	return cmd
 }
 
@@ -164,13 +180,61 @@ func runAuditVerify(ctx context.Context, opts auditOptions, stdout, stderr io.Wr
 	}
 	defer c.Close()
 	res, err := c.Verify(ctx)
-	if err != nil {
+	if _, ok := errors.AsType[*localapi.NotRunningError](err); ok {
+		if res, err = verifyOffline(ctx, opts, stderr); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return hostError(err)
 	}
-	if !res.OK {
+	switch {
+	case res.OK:
+	case res.Gone, res.Replaced, res.Missing > 0:
+		fmt.Fprintf(stderr, "warden: audit log incomplete (%d record(s) verify): %s\n", res.Records, sanitize(res.Error))
+		return exitStatus(ExitBlocked)
+	default:
 		fmt.Fprintf(stderr, "warden: audit chain broken at seq %d (%d record(s) before it verify): %s\n", res.BadSeq, res.Records, sanitize(res.Error))
 		return exitStatus(ExitBlocked)
 	}
 	_, err = fmt.Fprintf(stdout, "audit chain ok: %d record(s)\n", res.Records)
 	return err
+}
+
+// verifyOffline verifies the store in the state directory without a
+// host, against its sidecar anchor and the config's audit.anchor_file.
+func verifyOffline(ctx context.Context, opts auditOptions, stderr io.Writer) (localapi.VerifyResult, error) {
+	state, err := resolveStateDir(opts.state)
+	if err != nil {
+		return localapi.VerifyResult{}, err
+	}
+	var extra []anchor.Source
+	cfgPath := opts.config
+	if cfgPath == "" {
+		cfgPath, _ = defaultConfigPath()
+	}
+	if cfgPath != "" {
+		cfg, _, err := config.Load(cfgPath)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && opts.config == "":
+		case err != nil:
+			fmt.Fprintf(stderr, "warden: config %s not read (%v); checking the sidecar anchor only\n", cfgPath, err)
+		case cfg.Audit.AnchorFile != "":
+			extra = append(extra, anchor.File{Path: cfg.Audit.AnchorFile})
+		}
+	}
+	n, err := sqlite.Verify(ctx, filepath.Join(state, host.DBName), extra...)
+	res := localapi.VerifyResult{OK: err == nil, Records: n}
+	if loss, ok := errors.AsType[*store.LossError](err); ok {
+		res.Error, res.Missing, res.Gone, res.Replaced = err.Error(), loss.Missing, loss.Gone, loss.Replaced
+		return res, nil
+	}
+	switch {
+	case errors.Is(err, store.ErrChainBroken):
+		res.Error, res.BadSeq = err.Error(), int64(n)+1
+	case errors.Is(err, fs.ErrNotExist):
+		return res, fmt.Errorf("warden is not running, and there is no audit log at %s (nor an anchor that knows of one)", filepath.Join(state, host.DBName))
+	case err != nil:
+		return res, err
+	}
+	return res, nil
 }

@@ -47,10 +47,18 @@ The admin socket refuses any process descended from the host: a tool run,
 a worker, or anything they start.
 
 The config file (--config, default $XDG_CONFIG_HOME/warden/config.yaml, else
-~/.config/warden/config.yaml) is reloaded when it changes; a broken edit
-keeps the last good policy and is logged. Without a file the host runs with
-safe defaults (approvals.mode manual, every unattended mode deny) and picks
-the file up when it appears. A file that is broken at start is an error.
+~/.config/warden/config.yaml) is reloaded when it changes; an edit that
+leaves it broken, empty (or whitespace only) or deleted keeps the last good
+policy, is logged at WARN and shown on the console. A reload that removes a
+deny rule or loosens a mode is logged at WARN with what changed. Without a
+file the host runs with safe defaults (approvals.mode manual, every
+unattended mode deny) and picks the file up when it appears. A file that
+is broken or empty at start is an error (write {} for the defaults).
+
+The audit log's head is kept outside the database too (STATE/warden.db.anchor
+and the audit: sinks of the config). A database missing, replaced or short
+of records the anchor knows of is refused at start: restore it, or move the
+anchor files aside to accept the loss. See docs/operations.md.
 
 The console listens on --addr (default 127.0.0.1:7878). An address beyond
 loopback is refused unless --allow-remote is given; then put TLS (a reverse
@@ -68,7 +76,7 @@ SIGINT or SIGTERM shut the host down: pending requests are withdrawn
 runs recorded failed), the store is closed and the socket removed. Logs go to stderr.
 
 Exit status: 0 after a clean shutdown; 2 if the host cannot start (state
-directory, socket in use, broken config) or fails; 3 for a usage error,
+directory, socket in use, broken or empty config, audit records lost) or fails; 3 for a usage error,
 including an --addr beyond loopback without --allow-remote.`
 
 // newServeCmd builds "warden serve".

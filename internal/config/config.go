@@ -69,6 +69,9 @@ type Config struct {
 	Chat Chat
 	// Analysis holds the analysis: section.
 	Analysis Analysis
+	// Audit holds the audit: section (where the audit chain's head is
+	// anchored besides the state directory).
+	Audit Audit
 }
 
 // Analysis is the analysis: section: how shell commands are judged.

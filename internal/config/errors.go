@@ -13,6 +13,11 @@ import (
 // file from one that could not be read.
 var ErrInvalid = errors.New("invalid config")
 
+// ErrEmpty is matched by the error for an empty or whitespace-only file
+// (Load, Watcher): such a file is refused like a deleted one, never read
+// as the defaults.
+var ErrEmpty = errors.New("config file is empty")
+
 // Error is one problem in a config file. Several are joined with
 // errors.Join; errors.As finds the first.
 type Error struct {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,12 +26,27 @@ import (
 // gives the os error wrapped (errors.Is(err, fs.ErrNotExist) works); a
 // file that is not a valid configuration gives errors matching
 // ErrInvalid.
+//
+// An empty or whitespace-only file is refused (ErrEmpty, which also
+// matches ErrInvalid): a file truncated by an editor or a failed write
+// must not read as "no rules". The defaults are written `{}`.
 func Load(path string) (*Config, []Warning, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load config: %w", err)
 	}
-	return Parse(data, path)
+	return parseFile(data, path)
+}
+
+// parseFile is Parse for the contents of a file: an empty or
+// whitespace-only file is an error, not the defaults.
+func parseFile(data []byte, name string) (*Config, []Warning, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		e := newError(name, nil, "the file is empty (%d bytes, whitespace only): refused, as a deleted file is; write {} to run with the defaults", len(data))
+		e.err = ErrEmpty
+		return nil, nil, e
+	}
+	return Parse(data, name)
 }
 
 // readFile reads at most MaxFileSize bytes, so pointing warden at a huge
@@ -138,6 +154,7 @@ type rawConfig struct {
 	LLM              *rawLLM       `yaml:"llm"`
 	Chat             *rawChat      `yaml:"chat"`
 	Analysis         *rawAnalysis  `yaml:"analysis"`
+	Audit            *rawAudit     `yaml:"audit"`
 }
 
 type rawAnalysis struct {
@@ -316,6 +333,7 @@ func (v *validator) config(raw *rawConfig) *Config {
 			v.errorf(a.Profile.n, "analysis.profile: want default or strict, got %q", s)
 		}
 	}
+	cfg.Audit = v.audit(raw.Audit)
 	if k := raw.Kanban; k != nil {
 		cfg.Kanban.FailureLimit = v.count(k.FailureLimit.n, "kanban.failure_limit", DefaultFailureLimit, 100)
 		cfg.Kanban.Concurrency = v.count(k.Concurrency.n, "kanban.concurrency", DefaultConcurrency, 64)

@@ -47,12 +47,15 @@ type WatchOptions struct {
 // which miss edits made by renaming a new file into place on some
 // systems and need a dependency.
 //
-// A file that becomes broken or disappears does not change the
-// published config: policy stays what it was until the file is fixed.
+// A file that becomes broken, empty (or whitespace only) or disappears
+// does not change the published config: policy stays what it was until
+// the file is fixed, and Problem says why the file on disk is not in
+// force.
 type Watcher struct {
 	opts    WatchOptions
 	log     *slog.Logger
 	cur     atomic.Pointer[Config]
+	problem atomic.Pointer[Problem]
 	running atomic.Bool
 
 	// Poll state, touched only by NewWatcher and then Run's goroutine.
@@ -83,7 +86,7 @@ func NewWatcher(opts WatchOptions) (*Watcher, []Warning, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("watch config: %w", err)
 	}
-	cfg, warns, err := Parse(data, opts.Path)
+	cfg, warns, err := parseFile(data, opts.Path)
 	if err != nil {
 		return nil, warns, fmt.Errorf("watch config: %w", err)
 	}
@@ -95,6 +98,21 @@ func NewWatcher(opts WatchOptions) (*Watcher, []Warning, error) {
 // Config returns the last good configuration. It is safe to call from
 // any goroutine; the result must not be modified.
 func (w *Watcher) Config() *Config { return w.cur.Load() }
+
+// Problem is why the file on disk is not the config in force.
+type Problem struct {
+	// Err is the failure: the file is missing, unreadable, empty, or
+	// does not parse.
+	Err error
+	// Since is when it was first seen.
+	Since time.Time
+	// Kept is the digest of the config still in force.
+	Kept string
+}
+
+// Problem returns the current problem, or nil while the file on disk is
+// the published config. It is safe to call from any goroutine.
+func (w *Watcher) Problem() *Problem { return w.problem.Load() }
 
 // Run polls the file until ctx is done, then returns nil. Only one Run
 // may be active at a time.
@@ -155,12 +173,13 @@ func (w *Watcher) poll(ctx context.Context) {
 			w.fail(ctx, w.parseErr)
 		case w.reported != "":
 			w.reported = ""
+			w.problem.Store(nil)
 			w.log.LogAttrs(ctx, slog.LevelInfo, "config readable again; unchanged")
 		}
 		return
 	}
 	w.hash = sum
-	cfg, warns, err := Parse(data, w.opts.Path)
+	cfg, warns, err := parseFile(data, w.opts.Path)
 	if err != nil {
 		w.parseErr = err
 		w.reported = "" // new content: report even if the message repeats
@@ -169,6 +188,7 @@ func (w *Watcher) poll(ctx context.Context) {
 	}
 	w.parseErr = nil
 	w.reported = ""
+	w.problem.Store(nil)
 	w.cur.Store(cfg)
 	w.log.LogAttrs(ctx, slog.LevelInfo, "config reloaded", slog.String("digest", cfg.Digest), slog.Int("warnings", len(warns)))
 	for _, wr := range warns {
@@ -180,7 +200,8 @@ func (w *Watcher) poll(ctx context.Context) {
 }
 
 // fail reports err, once per distinct failure, and keeps the last good
-// config.
+// config. It logs at WARN: the host goes on, safely, with the policy it
+// had.
 func (w *Watcher) fail(ctx context.Context, err error) {
 	if _, parse := errors.AsType[*Error](err); !parse {
 		// Unreadable: re-read whenever it is back, even if unchanged.
@@ -190,7 +211,12 @@ func (w *Watcher) fail(ctx context.Context, err error) {
 		return
 	}
 	w.reported = err.Error()
-	w.log.LogAttrs(ctx, slog.LevelError, "config not reloaded; keeping last good config",
+	since := time.Now()
+	if p := w.problem.Load(); p != nil {
+		since = p.Since
+	}
+	w.problem.Store(&Problem{Err: err, Since: since, Kept: w.Config().Digest})
+	w.log.LogAttrs(ctx, slog.LevelWarn, "config not reloaded; keeping last good config",
 		slog.String("error", err.Error()), slog.String("kept_digest", w.Config().Digest))
 	if w.opts.OnError != nil {
 		w.opts.OnError(err)

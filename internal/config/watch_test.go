@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -234,5 +235,78 @@ func TestNewWatcherErrors(t *testing.T) {
 	writeFile(t, bad, "approvals: {mode: [}\n")
 	if _, _, err := NewWatcher(WatchOptions{Path: bad}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("broken file: %v", err)
+	}
+}
+
+// TestWatcherRefusesEmptyFile: a config file truncated to nothing (or to
+// whitespace) is refused like a deleted one: the last good config stays
+// in force, the failure is logged at WARN once, and Problem says why
+// until a real config is written again.
+func TestWatcherRefusesEmptyFile(t *testing.T) {
+	for _, empty := range []string{"", "\n", "  \t\r\n  \n"} {
+		t.Run(strconv.Quote(empty), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "warden.yaml")
+			writeFile(t, path, "approvals:\n  deny: ['rm -rf *']\n")
+			var rec recorder
+			var logs syncBuffer
+			w, _, err := NewWatcher(WatchOptions{Path: path, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnReload: rec.onReload, OnError: rec.onError})
+			if err != nil {
+				t.Fatal(err)
+			}
+			good := w.Config()
+			if w.Problem() != nil {
+				t.Fatalf("problem before any change: %+v", w.Problem())
+			}
+			writeFile(t, path, empty)
+			w.info = nil // force a re-read whatever the clock says
+			w.poll(t.Context())
+			w.info = nil
+			w.poll(t.Context())
+			if n, e := rec.counts(); n != 0 || e != 1 {
+				t.Fatalf("empty file: %d reloads, %d errors; want 0, 1", n, e)
+			}
+			if w.Config() != good || len(w.Config().Approvals.Deny) != 1 {
+				t.Fatalf("the empty file replaced the config: deny %v", w.Config().Approvals.Deny)
+			}
+			if err := rec.lastErr(); !errors.Is(err, ErrEmpty) || !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v: want ErrEmpty and ErrInvalid", err)
+			}
+			p := w.Problem()
+			if p == nil || !errors.Is(p.Err, ErrEmpty) || p.Kept != good.Digest || p.Since.IsZero() {
+				t.Fatalf("problem = %+v", p)
+			}
+			if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "keeping last good config") || !strings.Contains(l, "empty") {
+				t.Errorf("refusal not logged at WARN:\n%s", l)
+			}
+			writeFile(t, path, "approvals:\n  deny: ['rm -rf *', 'dd *']\n")
+			w.info = nil
+			w.poll(t.Context())
+			if n, _ := rec.counts(); n != 1 || len(w.Config().Approvals.Deny) != 2 || w.Problem() != nil {
+				t.Fatalf("fixed file: %d reloads, deny %v, problem %+v", n, w.Config().Approvals.Deny, w.Problem())
+			}
+		})
+	}
+}
+
+// TestEmptyFileRefusedAtStart: Load and NewWatcher refuse an empty file
+// (there is no last good config to keep), while `{}` and a file of
+// comments are deliberate and give the defaults.
+func TestEmptyFileRefusedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		content string
+		ok      bool
+	}{
+		{"", false}, {" \n\t\n", false}, {"{}\n", true}, {"# all defaults\n", true},
+	} {
+		path := filepath.Join(dir, "c.yaml")
+		writeFile(t, path, tc.content)
+		_, _, lerr := Load(path)
+		_, _, werr := NewWatcher(WatchOptions{Path: path})
+		for _, err := range []error{lerr, werr} {
+			if tc.ok != (err == nil) || (!tc.ok && !errors.Is(err, ErrEmpty)) {
+				t.Errorf("%q: %v", tc.content, err)
+			}
+		}
 	}
 }

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/agent"
-	"github.com/wardenhq/warden/internal/audit"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/cron"
@@ -21,12 +19,13 @@ import (
 	"github.com/wardenhq/warden/internal/llm/openai"
 	"github.com/wardenhq/warden/internal/mcpclient"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/workerapi"
 )
 
 // RuleElicitation is the rule recorded on an MCP server's question.
-const RuleElicitation = "mcp.elicitation"
+const RuleElicitation = store.RuleElicitation
 
 // mcpTools offers an mcpclient.Manager to the agent.
 type mcpTools struct{ m *mcpclient.Manager }
@@ -47,44 +46,34 @@ func (t mcpTools) Call(ctx context.Context, o owner.Owner, server, tool string, 
 	return agent.MCPResult{Text: r.Text, IsError: r.IsError}, err
 }
 
-// record audits how an elicitation ended, before the server hears the
-// answer (invariant 8).
-func (e brokerElicitor) record(ctx context.Context, o owner.Owner, act action.Action, req store.Request, outcome string) error {
-	if e.audit == nil {
-		return errors.New("no audit log")
-	}
-	rec := audit.Record(time.Now(), o, act, gate.Decision{Verdict: gate.Ask, Rule: RuleElicitation}, &req)
-	rec.Rule = RuleElicitation + "." + outcome
-	if _, err := e.audit.AppendDecision(context.WithoutCancel(ctx), rec); err != nil {
-		return fmt.Errorf("audit elicitation %s: %w", req.ID, err)
-	}
-	return nil
-}
-
 // Release implements agent.MCP.
 func (t mcpTools) Release(ctx context.Context, o owner.Owner) { _ = t.m.CloseOwner(ctx, o) }
 
 // brokerElicitor puts an MCP server's question to the owner's human as a
-// request: it waits in the owner's session queue, shows on the owner's
-// surfaces, and ends accept (with the form's values), decline or cancel.
-// mcpclient has already declined for owners nobody attends.
-// The question and how it ended are audited (rule mcp.elicitation.*)
-// before the server hears the answer; if that fails the server hears
-// cancel. The answer's content stays in the request row only.
+// request, through the runner: it waits in the owner's session queue,
+// shows on the owner's surfaces, and ends accept (with the form's
+// values), decline or cancel. mcpclient has already declined for owners
+// nobody attends. The question and how it ended are audited by the
+// store with the request (rule mcp.elicitation.*), so no answer reaches
+// the server unless it is on record; an answer the store cannot record
+// is never given, and the server hears cancel. The answer's content
+// stays in the request row only.
 type brokerElicitor struct {
-	b     *broker.Broker
-	audit store.Audit
+	a *agents // its runner is bound after the agents are built
 }
 
 // Elicit implements mcpclient.Elicitor.
 func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Question) (mcpclient.Answer, error) {
+	if e.a.runner == nil {
+		return mcpclient.Answer{}, errors.New("elicit: no runner")
+	}
 	args, _ := json.Marshal(map[string]string{"message": q.Message, "url": q.URL})
 	act := action.NewMCP(q.Server, "elicitation", args, false)
 	bq := broker.Question{
-		Owner: o, Action: act, Rule: RuleElicitation,
+		Owner: o, Action: act,
 		Elicit: &store.Elicitation{Server: q.Server, Message: q.Message, Schema: q.Schema, URL: q.URL},
 	}
-	req, err := e.b.Ask(ctx, bq)
+	req, err := e.a.runner.Elicit(ctx, bq)
 	if errors.Is(err, broker.ErrNoChannel) {
 		return mcpclient.Answer{Action: mcpclient.ActionDecline}, nil
 	}
@@ -92,11 +81,6 @@ func (e brokerElicitor) Elicit(ctx context.Context, o owner.Owner, q mcpclient.Q
 		return mcpclient.Answer{}, fmt.Errorf("ask %s: %w", o, err)
 	}
 	outcome, content := broker.ElicitOutcome(req)
-	if err := e.record(ctx, o, act, req, outcome); err != nil {
-		// Unaudited, the human's answer does not reach the server: the
-		// Elicitor's error makes mcpclient answer cancel.
-		return mcpclient.Answer{}, err
-	}
 	a := mcpclient.Answer{Action: outcome}
 	if outcome == broker.ElicitAccept && len(content) > 0 {
 		if err := json.Unmarshal(content, &a.Content); err != nil {
@@ -115,6 +99,9 @@ type agents struct {
 	mcp      *mcpclient.Manager
 	agent    *agent.Agent
 	opts     agent.Options
+	// runner is the host's (bound after the gate exists): the agent's
+	// tools and the MCP servers' questions go through it.
+	runner *runner.Runner
 	// describe is the banner's line about them.
 	describe string
 }
@@ -124,9 +111,7 @@ type agents struct {
 type agentDeps struct {
 	cfg     *config.Config
 	environ []string
-	broker  *broker.Broker
 	convs   store.Conversations
-	audit   store.Audit
 	logger  *slog.Logger
 }
 
@@ -195,7 +180,7 @@ func newAgents(d agentDeps) (*agents, error) {
 	if len(d.cfg.MCP.Servers) > 0 {
 		a.mcp = mcpclient.New(mcpclient.Options{
 			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough,
-			Elicit: brokerElicitor{b: d.broker, audit: d.audit}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
+			Elicit: brokerElicitor{a}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
 		})
 		a.opts.MCP = mcpTools{a.mcp}
 		a.describe += "; MCP servers: " + strings.Join(a.mcp.Servers(), ", ")
@@ -203,9 +188,11 @@ func newAgents(d agentDeps) (*agents, error) {
 	return a, nil
 }
 
-// bind builds the agent, running its tools through exec.
-func (a *agents) bind(exec agent.Executor) {
-	a.opts.Exec = exec
+// bind builds the agent, running its tools (and the MCP servers'
+// questions) through r.
+func (a *agents) bind(r *runner.Runner) {
+	a.runner = r
+	a.opts.Exec = r
 	a.agent = agent.New(a.opts)
 }
 

@@ -19,7 +19,7 @@ import (
 // buildWarden builds the warden binary into a temp directory. Without a
 // go toolchain the test is skipped, unless WARDEN_FULL=1, where it
 // fails.
-func buildWarden(t *testing.T) string {
+func buildWarden(t testing.TB) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -46,7 +46,7 @@ type proc struct {
 	err  error
 }
 
-func startProc(t *testing.T, env []string, dir, log string, bin string, args ...string) *proc {
+func startProc(t testing.TB, env []string, dir, log string, bin string, args ...string) *proc {
 	t.Helper()
 	f, err := os.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -70,7 +70,7 @@ func startProc(t *testing.T, env []string, dir, log string, bin string, args ...
 }
 
 // wait waits for the process to exit, failing after d.
-func (p *proc) wait(t *testing.T, d time.Duration) error {
+func (p *proc) wait(t testing.TB, d time.Duration) error {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -87,7 +87,7 @@ func (p *proc) output() string {
 }
 
 // waitFor polls cond every 20ms until it holds, failing after 30s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

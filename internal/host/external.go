@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/action"
-	"github.com/wardenhq/warden/internal/audit"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/hook"
 	"github.com/wardenhq/warden/internal/localapi"
@@ -147,12 +146,5 @@ func (l *Local) Advise(ctx context.Context, o owner.Owner, act action.Action) (g
 	if err := l.Store.UpsertSession(ctx, store.SessionRow{Key: o.SessionKey(), Owner: ownerJSON, OwnerText: o.String(), Created: time.Now()}); err != nil {
 		return gate.Decision{}, fmt.Errorf("advise: %w", err)
 	}
-	d, derr := l.Gate.Decide(owner.With(ctx, o), act)
-	if _, err := l.Store.AppendDecision(context.WithoutCancel(ctx), audit.Record(time.Now(), o, act, d, nil)); err != nil {
-		return gate.Decision{}, fmt.Errorf("advise: audit decision: %w", err)
-	}
-	if derr != nil {
-		return gate.Decision{}, fmt.Errorf("advise: %w", derr)
-	}
-	return d, nil
+	return l.Runner.Advise(owner.With(ctx, o), act)
 }

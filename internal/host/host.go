@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/ancestry"
+	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/connlimit"
@@ -127,8 +128,10 @@ type Config struct {
 	// socket); zero fields mean connlimit.Defaults.
 	Limits connlimit.Limits
 
-	// wrap lets tests observe the store (audit appends).
+	// wrap lets tests observe the store; tune lets tests and benchmarks
+	// set the store's options (group commit, the commit hook).
 	wrap func(store.Store) store.Store
+	tune func(*sqlite.Options)
 }
 
 // Info describes a running host.
@@ -255,15 +258,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	undo = append(undo, func() { h.sockLn.Close() })
 
-	if h.db, err = sqlite.Open(ctx, filepath.Join(state, DBName)); err != nil {
-		return nil, fmt.Errorf("start host: %w", err)
-	}
-	undo = append(undo, func() { h.db.Close() })
-	h.st = h.db
-	if cfg.wrap != nil {
-		h.st = cfg.wrap(h.db)
-	}
-
+	// The config before the store: it names the audit anchor's sinks.
 	paths := cfg.Paths
 	paths.Protected = append(append([]string(nil), paths.Protected...), state)
 	if cfg.ConfigPath != "" {
@@ -271,6 +266,18 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	if h.pol, err = loadPolicy(cfg.ConfigPath, paths, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
+	}
+	opts := sqlite.Options{Anchors: AnchorSinks(h.pol.start.Audit), Logger: cfg.Logger}
+	if cfg.tune != nil {
+		cfg.tune(&opts)
+	}
+	if h.db, err = sqlite.OpenWith(ctx, filepath.Join(state, DBName), opts); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	undo = append(undo, func() { h.db.Close() })
+	h.st = h.db
+	if cfg.wrap != nil {
+		h.st = cfg.wrap(h.db)
 	}
 
 	if h.oldToken, err = removeOldToken(filepath.Join(state, OldTokenName)); err != nil {
@@ -292,7 +299,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: withdraw an earlier run's requests: %w", err)
 	}
 	startCfg := h.pol.start
-	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, broker: h.broker, convs: h.db, audit: h.st, logger: cfg.Logger}); err != nil {
+	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, convs: h.db, logger: cfg.Logger}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	undo = append(undo, h.agents.close)
@@ -329,6 +336,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Broker: h.broker, Store: h.st, Runner: h.runner, Credentials: h.creds, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
 		Cron: h.cron, CronStore: h.db, Board: h.db, Agent: h.agents.agent,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
+		Alerts:     h.alerts,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -348,6 +356,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		ConsoleURL: consoleURL, Credentials: h.creds,
 		Peers: localapi.PeerPolicy{UID: os.Getuid(),
 			Boundary: ancestry.Boundary{Host: os.Getpid(), Groups: h.groups}},
+		Status: h.status,
 		Logger: cfg.Logger, Limits: cfg.Limits,
 	})
 	h.sockLn = h.api.Limit(h.sockLn)
@@ -361,6 +370,22 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	h.info = Info{ID: h.id, ConsoleURL: consoleURL, Socket: h.socket}
 	h.banner(recovered)
 	return h, nil
+}
+
+// AnchorSinks are the audit anchor's sinks the audit: section names,
+// besides the sidecar the store always keeps.
+func AnchorSinks(a config.Audit) []anchor.Sink {
+	var out []anchor.Sink
+	if a.AnchorFile != "" {
+		out = append(out, anchor.File{Path: a.AnchorFile})
+	}
+	if a.AnchorSyslog {
+		out = append(out, &anchor.Syslog{})
+	}
+	if a.AnchorURL != "" {
+		out = append(out, anchor.HTTP{URL: a.AnchorURL})
+	}
+	return out
 }
 
 // newCron creates the cron scheduler on the host's store and runner,
@@ -413,6 +438,7 @@ func (h *host) serve(ctx context.Context) error {
 	}
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() { h.pol.run(watchCtx) })
+	wg.Go(func() { h.watchStore(watchCtx) })
 	// The scheduler carries none of ctx's values: each run's context
 	// holds its own owner only.
 	cronCtx, stopCron := context.WithCancelCause(context.Background())
@@ -481,6 +507,56 @@ func (h *host) serve(ctx context.Context) error {
 	h.log.InfoContext(down, "stopped")
 	fmt.Fprintln(h.out, "warden: host stopped")
 	return runErr
+}
+
+// storeCheckEvery is how often the host looks at its database file.
+const storeCheckEvery = time.Second
+
+// watchStore notices the database file deleted or replaced even while
+// nothing writes (a write notices at once): the store then refuses all
+// work, and the status and the console say why.
+func (h *host) watchStore(ctx context.Context) {
+	t := time.NewTicker(storeCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = h.db.CheckFile()
+		}
+	}
+}
+
+// status is the host's health: GET /v1/status.
+func (h *host) status(context.Context) localapi.Status {
+	st := localapi.Status{Host: h.id}
+	st.Config.Path, st.Config.Digest = h.cfg.ConfigPath, h.pol.digest()
+	if p := h.pol.problem(); p != nil {
+		st.Config.Rejected, st.Config.Since = p.Err.Error(), p.Since
+	}
+	st.Store.OK = true
+	if since, err := h.db.Fault(); err != nil {
+		st.Store.OK, st.Store.Fault, st.Store.Since = false, err.Error(), since
+	}
+	st.Store.AuditSeq = h.db.Head().Seq
+	return st
+}
+
+// alerts are the console's banners: what the operator must act on.
+func (h *host) alerts() []string {
+	var out []string
+	if p := h.pol.problem(); p != nil {
+		kept := "the last good config"
+		if p.Kept == "" || p.Kept == "defaults" {
+			kept = "the safe defaults"
+		}
+		out = append(out, fmt.Sprintf("Config not reloaded since %s; %s stays in force: %v", p.Since.Local().Format(time.DateTime), kept, p.Err))
+	}
+	if since, err := h.db.Fault(); err != nil {
+		out = append(out, fmt.Sprintf("The store refuses all work since %s: %v", since.Local().Format(time.DateTime), err))
+	}
+	return out
 }
 
 // banner prints the startup lines.

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "probe-admin" {
 		os.Exit(probeAdmin(os.Args[2]))
 	}
+	if len(os.Args) == 3 && os.Args[1] == "bench-serve" {
+		os.Exit(benchServe(os.Args[2]))
+	}
 	mcptest.MaybeServe() // the story's MCP server: this binary over stdio
 	goleak.VerifyTestMain(m)
 }

@@ -16,27 +16,13 @@ import (
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/sqlite"
 )
 
-// observedStore lets a test see the host's writes as they happen.
+// observedStore lets a test count the host's request creations.
 type observedStore struct {
 	store.Store
-	// beforeAppend and afterAppend run around each durable audit
-	// append; afterAppend sees the record as written.
-	beforeAppend func(store.Decision)
-	afterAppend  func(store.Decision)
-	creates      atomic.Int64
-}
-
-func (o *observedStore) AppendDecision(ctx context.Context, d store.Decision) (store.Decision, error) {
-	if o.beforeAppend != nil {
-		o.beforeAppend(d)
-	}
-	out, err := o.Store.AppendDecision(ctx, d)
-	if err == nil && o.afterAppend != nil {
-		o.afterAppend(out)
-	}
-	return out, err
+	creates atomic.Int64
 }
 
 func (o *observedStore) CreateRequest(ctx context.Context, r store.Request) error {
@@ -46,10 +32,12 @@ func (o *observedStore) CreateRequest(ctx context.Context, r store.Request) erro
 
 // TestInvariant08_AuditedBeforeItRuns: every decision about a command is
 // durably in the audit log before the command runs. The command creates
-// a file; at each append of its decisions — before the write starts and
-// after it returned — the file must not exist yet. Both paths are
+// a file; at each commit that holds its records (the store's commit
+// hook, called after the transaction is durable and before any writer of
+// the batch is answered) the file must not exist yet. Both paths are
 // covered: a safe command (one record, allow) and a dangerous one that a
-// human approves (ask, then the human's allow).
+// human approves (ask, written with the request, then the human's allow,
+// written in the transaction that ends it; both carry the request id).
 func TestInvariant08_AuditedBeforeItRuns(t *testing.T) {
 	cfg := newConfig(t)
 	work := t.TempDir()
@@ -58,23 +46,20 @@ func TestInvariant08_AuditedBeforeItRuns(t *testing.T) {
 		watched string // the marker file of the command in flight
 		seen    []store.Decision
 	)
-	check := func(when string) func(store.Decision) {
-		return func(d store.Decision) {
-			mu.Lock()
-			defer mu.Unlock()
-			if watched == "" {
-				return
-			}
+	committed := func(recs []store.Decision) {
+		mu.Lock()
+		defer mu.Unlock()
+		if watched == "" {
+			return
+		}
+		for _, d := range recs {
 			if _, err := os.Stat(watched); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s audit record %q (%s %s): %s already exists: the command ran first", when, d.Payload, d.Verdict, d.Rule, filepath.Base(watched))
+				t.Errorf("audit record %q (%s %s) committed: %s already exists: the command ran first", d.Payload, d.Verdict, d.Rule, filepath.Base(watched))
 			}
-			if when == "after" {
-				seen = append(seen, d)
-			}
+			seen = append(seen, d)
 		}
 	}
-	obs := &observedStore{beforeAppend: check("before"), afterAppend: check("after")}
-	cfg.wrap = func(s store.Store) store.Store { obs.Store = s; return obs }
+	cfg.tune = func(o *sqlite.Options) { o.Committed = committed }
 	th := startHost(t, cfg)
 
 	run := func(marker, command string, approve bool) {
@@ -111,6 +96,9 @@ func TestInvariant08_AuditedBeforeItRuns(t *testing.T) {
 		for i, d := range seen {
 			if d.Verdict != want[i] || d.Payload != command {
 				t.Errorf("%s: record %d is %s %q, want %s", command, i, d.Verdict, d.Payload, want[i])
+			}
+			if approve && (d.RequestID == "" || d.RequestID != seen[0].RequestID) {
+				t.Errorf("%s: record %d has request id %q, want the question's", command, i, d.RequestID)
 			}
 		}
 		watched = ""

@@ -81,13 +81,13 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(state, DBName))
+	db, err := sqlite.OpenWith(ctx, filepath.Join(state, DBName), sqlite.Options{Anchors: AnchorSinks(conf.Audit), Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
 	l := &Local{ID: newID("local-"), Store: db, ConfigStatus: status, db: db}
 	l.Broker = broker.New(broker.Options{Requests: db, Grants: db, Host: l.ID, Alive: alive, Timeout: pol.Timeout, Logger: cfg.Logger})
-	if l.agents, err = newAgents(agentDeps{cfg: conf, environ: cfg.Environ, broker: l.Broker, convs: db, audit: db, logger: cfg.Logger}); err != nil {
+	if l.agents, err = newAgents(agentDeps{cfg: conf, environ: cfg.Environ, convs: db, logger: cfg.Logger}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
@@ -141,7 +141,7 @@ func loadOnce(path string, paths gate.Paths, logger *slog.Logger) (*gate.Policy,
 			}
 		}
 	}
-	p, err := gate.Compile(cfg, paths)
+	p, err := gate.Compile(cfg, withAnchor(paths, cfg))
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("config %s: %w", path, err)
 	}

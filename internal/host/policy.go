@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden/internal/config"
@@ -26,7 +28,12 @@ type policyLoader struct {
 	cur *gate.Policy // set before run starts, then only by run's goroutine
 	// start is the config the host started with: the settings read once
 	// at start (tools.env_passthrough, kanban.*) come from it.
-	start   *config.Config
+	start *config.Config
+	// inForce is the config the policy in force was compiled from;
+	// loadErr is set while a newer file parses but does not compile, or
+	// a file that appeared cannot be loaded.
+	inForce atomic.Pointer[config.Config]
+	loadErr atomic.Pointer[config.Problem]
 	watcher *config.Watcher
 	status  string
 	// onChange receives each newly compiled policy (the gate's
@@ -48,6 +55,7 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 			return fmt.Errorf("compile the default policy: %w", err)
 		}
 		l.cur, l.start = p, config.Default()
+		l.inForce.Store(l.start)
 		return nil
 	}
 	const safe = "safe defaults: approvals.mode manual, timeout 300s, every unattended mode deny"
@@ -64,7 +72,7 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 		return nil, fmt.Errorf("config %s: %w (check it with `warden config check %s`)", path, err, path)
 	}
 	cfg := w.Config()
-	p, err := gate.Compile(cfg, paths)
+	p, err := gate.Compile(cfg, withAnchor(paths, cfg))
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -72,6 +80,7 @@ func loadPolicy(path string, paths gate.Paths, logger *slog.Logger) (*policyLoad
 		l.log.Warn("config warning", "warning", wn.String())
 	}
 	l.cur, l.watcher, l.start = p, w, cfg
+	l.inForce.Store(cfg)
 	l.status = fmt.Sprintf("%s (loaded, sha256:%.12s…; reloaded when it changes)", path, cfg.Digest)
 	if len(warns) > 0 {
 		l.status += fmt.Sprintf("; %d warning(s) logged", len(warns))
@@ -94,21 +103,67 @@ func (l *policyLoader) describe() string { return l.status }
 
 // reload compiles a config the watcher parsed. One that parses but does
 // not compile (an unknown class in the allowlist) keeps the last good
-// policy, and says why.
+// policy, and says why. A reload is logged with what changed; one that
+// widens the policy (a deny rule removed, a mode loosened) at WARN, so
+// that an edit that lets more through never passes quietly.
 func (l *policyLoader) reload(cfg *config.Config) {
-	p, err := gate.Compile(cfg, l.paths)
+	p, err := gate.Compile(cfg, withAnchor(withAnchor(l.paths, l.start), cfg))
 	if err != nil {
-		l.log.Error("config changed but does not compile; keeping the last good policy", "err", err)
+		since := time.Now()
+		if old := l.loadErr.Load(); old != nil {
+			since = old.Since
+		}
+		l.loadErr.Store(&config.Problem{Err: err, Since: since, Kept: l.inForce.Load().Digest})
+		l.log.Warn("config changed but does not compile; keeping the last good policy", "err", err)
 		return
 	}
+	l.loadErr.Store(nil)
+	changes := config.Diff(l.inForce.Load(), cfg)
 	l.cur = p
+	l.inForce.Store(cfg)
 	if l.onChange != nil {
 		l.onChange(p)
 	}
 	if l.onConfig != nil {
 		l.onConfig(cfg)
 	}
-	l.log.Info("policy reloaded", "digest", cfg.Digest)
+	widens := false
+	text := make([]string, len(changes))
+	for i, c := range changes {
+		text[i] = c.String()
+		widens = widens || c.Widens
+	}
+	if widens {
+		l.log.Warn("policy reloaded; it now lets through more than before", "digest", cfg.Digest, "changes", text)
+		return
+	}
+	l.log.Info("policy reloaded", "digest", cfg.Digest, "changes", text)
+}
+
+// withAnchor adds cfg's audit.anchor_file to the protected paths: like
+// the state directory, it is warden's own, and an agent that could write
+// it could hide the log's loss or stop the host from starting.
+func withAnchor(paths gate.Paths, cfg *config.Config) gate.Paths {
+	if cfg == nil || cfg.Audit.AnchorFile == "" || slices.Contains(paths.Protected, cfg.Audit.AnchorFile) {
+		return paths
+	}
+	paths.Protected = append(slices.Clip(paths.Protected), cfg.Audit.AnchorFile)
+	return paths
+}
+
+// digest is the SHA-256 of the config in force, "" for the defaults.
+// Safe from any goroutine.
+func (l *policyLoader) digest() string { return l.inForce.Load().Digest }
+
+// problem says why the config file on disk is not the policy in force,
+// or nil when it is. Safe from any goroutine.
+func (l *policyLoader) problem() *config.Problem {
+	if l.watcher != nil {
+		if p := l.watcher.Problem(); p != nil {
+			return p
+		}
+	}
+	return l.loadErr.Load()
 }
 
 // run watches the file until ctx ends. A file that did not exist at
@@ -144,7 +199,8 @@ func (l *policyLoader) await(ctx context.Context) bool {
 		if err != nil {
 			if err.Error() != reported {
 				reported = err.Error()
-				l.log.Error("config file appeared but cannot be loaded; keeping the defaults", "err", err)
+				l.loadErr.Store(&config.Problem{Err: err, Since: time.Now(), Kept: "defaults"})
+				l.log.Warn("config file appeared but cannot be loaded; keeping the defaults", "err", err)
 			}
 			continue
 		}

@@ -238,6 +238,15 @@ func (c *Client) Verify(ctx context.Context) (VerifyResult, error) {
 	return out, nil
 }
 
+// Status reads the host's health.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var out Status
+	if err := c.call(ctx, http.MethodGet, "/v1/status", nil, &out); err != nil {
+		return Status{}, fmt.Errorf("host status: %w", err)
+	}
+	return out, nil
+}
+
 // Exec runs a command as a web session and calls on for each event until
 // the stream ends (after an exit, denied or error event). Cancelling ctx
 // hangs up, which withdraws a pending question and kills a running

@@ -163,6 +163,45 @@ type VerifyResult struct {
 	// Error says what is wrong with it.
 	BadSeq int64  `json:"bad_seq,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Missing is how many of the newest records are gone, by the audit
+	// anchors kept outside the database (BadSeq is then 0); Gone and
+	// Replaced say the database file itself was deleted or replaced.
+	Missing  int64 `json:"missing,omitempty"`
+	Gone     bool  `json:"gone,omitempty"`
+	Replaced bool  `json:"replaced,omitempty"`
+}
+
+// Status is the host's health (GET /v1/status): whether the config on
+// disk is the one in force, and whether the store accepts work.
+type Status struct {
+	Host   string       `json:"host"`
+	Config ConfigStatus `json:"config"`
+	Store  StoreStatus  `json:"store"`
+}
+
+// ConfigStatus is the config part of Status.
+type ConfigStatus struct {
+	// Path is the config file ("" when none is configured).
+	Path string `json:"path,omitempty"`
+	// Digest is the SHA-256 of the config in force; "" means the
+	// defaults.
+	Digest string `json:"digest,omitempty"`
+	// Rejected is why the file on disk is not in force (it is missing,
+	// empty, broken, or does not compile), since Since; "" when it is.
+	Rejected string    `json:"rejected,omitempty"`
+	Since    time.Time `json:"since,omitzero"`
+}
+
+// StoreStatus is the store part of Status.
+type StoreStatus struct {
+	// OK is false while the store refuses work; Fault says why (a full
+	// disk, the database file deleted or replaced, audit records lost),
+	// since Since.
+	OK    bool      `json:"ok"`
+	Fault string    `json:"fault,omitempty"`
+	Since time.Time `json:"since,omitzero"`
+	// AuditSeq is the newest audit record's sequence number.
+	AuditSeq int64 `json:"audit_seq"`
 }
 
 // CronAddRequest is the body of POST /v1/cron: a script job. Give

@@ -67,6 +67,9 @@ type Options struct {
 	// (POST /v1/sessions/{key}/reset); nil makes that endpoint answer
 	// 503.
 	ShellReset func(ctx context.Context, key string) error
+	// Status, if set, reports the host's health (GET /v1/status); nil
+	// makes that endpoint answer 503.
+	Status func(ctx context.Context) Status
 	// Peers admits local processes; the zero value admits root only.
 	Peers PeerPolicy
 	// Limits are the server's timeouts (HTTPServer) and the caps of
@@ -108,6 +111,7 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("POST /v1/external/run", s.externalRun)
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	s.mux.HandleFunc("GET /v1/audit/verify", s.verify)
+	s.mux.HandleFunc("GET /v1/status", s.status)
 	s.mux.HandleFunc("POST /v1/sessions/{key}/reset", s.resetSession)
 	s.cronRoutes()
 	s.kanbanRoutes()
@@ -287,6 +291,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, a broker.Answer,
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "no request "+id)
 		return
+	case errors.Is(err, broker.ErrNoWaiter):
+		writeError(w, http.StatusConflict, "nothing pending — "+err.Error()+"; it is withdrawn and nothing was approved")
+		return
 	case err != nil:
 		s.fail(w, r, "resolve request", err)
 		return
@@ -427,8 +434,20 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ds)
 }
 
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	if s.o.Status == nil {
+		writeError(w, http.StatusServiceUnavailable, "no status here")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.o.Status(r.Context()))
+}
+
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	n, err := s.o.Store.VerifyChain(r.Context())
+	if loss, ok := errors.AsType[*store.LossError](err); ok {
+		writeJSON(w, http.StatusOK, VerifyResult{OK: false, Records: n, Error: err.Error(), Missing: loss.Missing, Gone: loss.Gone, Replaced: loss.Replaced})
+		return
+	}
 	switch {
 	case errors.Is(err, store.ErrChainBroken):
 		writeJSON(w, http.StatusOK, VerifyResult{OK: false, Records: n, BadSeq: int64(n) + 1, Error: err.Error()})

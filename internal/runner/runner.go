@@ -3,6 +3,15 @@
 // human must answer, the broker asks on the owner's surfaces and the
 // answer is audited too; only then does the action run. Nothing runs
 // whose decision was not written first (invariant 8).
+//
+// The runner is the only writer of decisions to the audit log (a test in
+// internal/archtest holds every other package to that): tools' actions
+// (Authorize), advice for agents warden only judges (Advise) and MCP
+// servers' questions (Elicit) alike. The records of a question's life —
+// asked, answered, expired, withdrawn — are written by the store in the
+// same transaction as each change of the request (store.AskRecord,
+// store.EndRecord), so an answer can never be given, nor an approved
+// action run, without its record.
 package runner
 
 import (
@@ -93,6 +102,12 @@ type Outcome struct {
 // Authorize decides act as the owner bound to ctx, asks a human when the
 // gate says so, and audits every decision before returning. It runs
 // nothing. onPending, if set, hears about the pending request.
+//
+// An allow or deny is recorded here. An ask is recorded with its request
+// (the store writes the ask when it creates the request, and the answer
+// when it ends it, each in the same transaction); an asker that joins an
+// identical pending request records its own ask with that request's id;
+// an ask that could not be put to anyone is recorded here, with why.
 func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending func(store.Request)) (Outcome, error) {
 	o, _ := owner.From(ctx)
 	d, derr := r.o.Gate.Decide(ctx, act)
@@ -100,8 +115,10 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending fun
 		r.log.WarnContext(ctx, "gate failed closed", "err", derr)
 	}
 	out := Outcome{Decision: d}
-	if err := r.record(ctx, o, act, d, nil); err != nil {
-		return denied(out, err), err
+	if d.Verdict != gate.Ask {
+		if err := r.record(ctx, audit.Record(r.o.Now(), o, act, d, nil)); err != nil {
+			return denied(out, err), err
+		}
 	}
 	switch d.Verdict {
 	case gate.Allow:
@@ -111,18 +128,28 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending fun
 		out.Message = d.AgentMessage
 		return out, nil
 	}
-	if r.o.Broker == nil {
-		err := fmt.Errorf("ask %s: %w", o, broker.ErrNoChannel)
+	notAsked := func(err error) (Outcome, error) {
+		rec := audit.Record(r.o.Now(), o, act, d, nil)
+		rec.Reason = "not asked: " + err.Error()
+		if rerr := r.record(ctx, rec); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 		return denied(out, err), err
 	}
-	req, err := r.o.Broker.Ask(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: d.Analysis, Timeout: r.o.Gate.Policy().Timeout, Notify: onPending, Notice: d.Notice})
+	if r.o.Broker == nil {
+		return notAsked(fmt.Errorf("ask %s: %w", o, broker.ErrNoChannel))
+	}
+	joined := func(req store.Request) error {
+		rec := audit.Record(r.o.Now(), o, act, d, nil)
+		rec.RequestID = req.ID
+		return r.record(ctx, rec)
+	}
+	req, err := r.o.Broker.Ask(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: d.Analysis,
+		Timeout: r.o.Gate.Policy().Timeout, Notify: onPending, Notice: d.Notice, Joined: joined})
 	if err != nil {
-		return denied(out, err), err
+		return notAsked(err)
 	}
 	out.Request = &req
-	if err := r.record(ctx, o, act, d, &req); err != nil {
-		return denied(out, err), err
-	}
 	out.Allowed = broker.Approved(req)
 	if out.Allowed {
 		r.o.Gate.HumanApproved(o.SessionKey())
@@ -136,21 +163,52 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending fun
 // allowed to answer req, or answered from the wrong place, for why. The
 // request is left as it was; the record keeps who tried.
 func (r *Runner) Refused(ctx context.Context, req store.Request, by, surface, why string) error {
-	if r.o.Audit == nil {
-		return errors.New("no audit log")
-	}
-	if _, err := r.o.Audit.AppendDecision(context.WithoutCancel(ctx), audit.Refusal(r.o.Now(), req, by, surface, why)); err != nil {
-		return fmt.Errorf("audit refused answer to %s: %w", req.ID, err)
+	if err := r.record(ctx, audit.Refusal(r.o.Now(), req, by, surface, why)); err != nil {
+		return fmt.Errorf("refused answer to %s: %w", req.ID, err)
 	}
 	return nil
 }
 
-// record writes the audit record; a failure blocks the action.
-func (r *Runner) record(ctx context.Context, o owner.Owner, act action.Action, d gate.Decision, req *store.Request) error {
+// Advise decides act as the owner bound to ctx and audits the decision,
+// without asking anyone and without running anything: an ask is returned
+// for the caller to put to its own human (warden hook with no host
+// running). The decision is written before it is returned; if it cannot
+// be, the answer is an error (deny).
+func (r *Runner) Advise(ctx context.Context, act action.Action) (gate.Decision, error) {
+	o, _ := owner.From(ctx)
+	d, derr := r.o.Gate.Decide(ctx, act)
+	if err := r.record(ctx, audit.Record(r.o.Now(), o, act, d, nil)); err != nil {
+		return gate.Decision{}, fmt.Errorf("advise: %w", err)
+	}
+	if derr != nil {
+		return gate.Decision{}, fmt.Errorf("advise: %w", derr)
+	}
+	return d, nil
+}
+
+// Elicit puts an MCP server's question (q.Elicit set) to the human of
+// q.Owner and waits for how it ends. The question and its end are
+// audited by the store with the request (rules mcp.elicitation and
+// mcp.elicitation.accept, .decline or .cancel), so the server can only
+// hear an answer that is on record. broker.ErrNoChannel: nobody can be
+// asked.
+func (r *Runner) Elicit(ctx context.Context, q broker.Question) (store.Request, error) {
+	if q.Elicit == nil {
+		return store.Request{}, errors.New("elicit: not an elicitation")
+	}
+	if r.o.Broker == nil {
+		return store.Request{}, fmt.Errorf("elicit: %w", broker.ErrNoChannel)
+	}
+	q.Rule = store.RuleElicitation
+	return r.o.Broker.Ask(ctx, q)
+}
+
+// record writes an audit record; a failure blocks the action.
+func (r *Runner) record(ctx context.Context, rec store.Decision) error {
 	if r.o.Audit == nil {
 		return errors.New("no audit log")
 	}
-	if _, err := r.o.Audit.AppendDecision(context.WithoutCancel(ctx), audit.Record(r.o.Now(), o, act, d, req)); err != nil {
+	if _, err := r.o.Audit.AppendDecision(context.WithoutCancel(ctx), rec); err != nil {
 		return fmt.Errorf("audit decision: %w", err)
 	}
 	return nil

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
-	"time"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/store"
@@ -39,66 +39,24 @@ func scanDecision(sc scanner) (store.Decision, error) {
 	return d, nil
 }
 
-// AppendDecision chains d to the log and writes it durably. Reading the
-// last hash and inserting happen in one immediate transaction, so
-// concurrent appends (in this process or another) cannot fork the chain.
-// A zero d.Time means now; the time is kept in UTC, and Seq, Prev and
-// Hash are assigned here, whatever d held.
+// AppendDecision chains d to the log and writes it durably: it returns
+// once the transaction holding it (and the other writes of its batch)
+// committed with synchronous=FULL. A zero d.Time means now; the time is
+// kept in UTC, and Seq, Prev and Hash are assigned here, whatever d
+// held. Appends of this process and of others on the same file form one
+// chain: the head is read inside the immediate transaction.
 func (db *DB) AppendDecision(ctx context.Context, d store.Decision) (store.Decision, error) {
-	out, err := db.appendDecision(ctx, d)
+	d = normDecision(d)
+	var out store.Decision
+	err := db.submit(ctx, true, func(ctx context.Context, tx *wtx, c *chain) error {
+		var err error
+		out, err = c.add(ctx, tx, d)
+		return err
+	})
 	if err != nil {
 		return store.Decision{}, fmt.Errorf("append decision (session %q, verdict %q): %w", d.Session, d.Verdict, err)
 	}
 	return out, nil
-}
-
-func (db *DB) appendDecision(ctx context.Context, d store.Decision) (store.Decision, error) {
-	if d.Time.IsZero() {
-		d.Time = time.Now()
-	}
-	// The record is hashed exactly as it will read back: UTC time (the
-	// JSON of a time carries its zone), owner JSON as given, and no owner
-	// as nil (an empty non-nil json.RawMessage does not marshal).
-	d.Time = d.Time.UTC()
-	if len(d.Owner) == 0 {
-		d.Owner = nil
-	}
-	at, err := encTime(d.Time)
-	if err != nil {
-		return store.Decision{}, err
-	}
-	owner, err := encRaw("owner", d.Owner)
-	if err != nil {
-		return store.Decision{}, err
-	}
-	classes, err := encJSON("classes", d.Classes)
-	if err != nil {
-		return store.Decision{}, err
-	}
-
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return store.Decision{}, err
-	}
-	defer tx.Rollback()
-	var last int64
-	var prev string
-	err = tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&last, &prev)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return store.Decision{}, fmt.Errorf("read chain head: %w", err)
-	}
-	d.Seq, d.Prev = last+1, prev
-	d.Hash = store.ChainHash(d)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO audit (`+auditCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.Seq, at, d.Session, owner, d.OwnerText, string(d.Kind), d.Payload, d.PayloadHash, classes,
-		d.Verdict, d.Rule, d.RequestID, d.By, d.Surface, d.Reason, d.Prev, d.Hash); err != nil {
-		return store.Decision{}, err
-	}
-	if err := tx.Commit(); err != nil {
-		return store.Decision{}, err
-	}
-	return d, nil
 }
 
 // Decisions lists the records f selects, oldest first. Since is
@@ -142,18 +100,32 @@ func (db *DB) Decisions(ctx context.Context, f store.AuditFilter) ([]store.Decis
 // record's Prev is the previous record's Hash, and that each Hash is
 // store.ChainHash of its record. It returns how many records verified
 // and, on the first bad one, an error wrapping store.ErrChainBroken
-// that names its seq. It cannot tell that records were removed from the
-// end of the log.
+// that names its seq. Then it checks what the chain alone cannot show:
+// that the database file is still the one opened, and that the log
+// holds the head this store last committed and the heads its anchors
+// keep; a shortfall is a *store.LossError ("N newest records missing",
+// the database deleted or replaced), which matches ErrChainBroken too.
 func (db *DB) VerifyChain(ctx context.Context) (int, error) {
-	n, err := db.verifyChain(ctx)
+	mine := db.lastHead()
+	if err := db.checkFile(); err != nil {
+		loss := &store.LossError{Anchor: "the file this host opened", AnchorSeq: mine.seq, Last: mine.seq, Replaced: true}
+		if errors.Is(err, ErrFileGone) {
+			if _, serr := os.Stat(db.path); serr != nil {
+				loss.Replaced, loss.Gone = false, true
+			}
+			return 0, fmt.Errorf("verify audit chain: %w", loss)
+		}
+		return 0, fmt.Errorf("verify audit chain: %w", err)
+	}
+	n, err := verifyAnchored(ctx, db.r, db.sources, mine)
 	if err != nil {
 		return n, fmt.Errorf("verify audit chain: %w", err)
 	}
 	return n, nil
 }
 
-func (db *DB) verifyChain(ctx context.Context) (int, error) {
-	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+func verifyChain(ctx context.Context, q *sql.DB) (int, error) {
+	tx, err := q.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return 0, err
 	}

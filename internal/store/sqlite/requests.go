@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wardenhq/warden/internal/grant"
@@ -13,6 +15,23 @@ import (
 
 const requestCols = `id, session, owner, owner_text, action, digest, classes, analysis, rule,
 	created, deadline, host, state, scope, grain, resolved_by, surface, reason, resolved, elicit, content, notice`
+
+// The committer's request statements (prepared once per connection).
+const (
+	sqlRequestInsert = `INSERT INTO requests
+		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state, elicit, notice)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`
+	sqlRequestEnd = `UPDATE requests
+		SET state = ?, scope = ?, grain = ?, resolved_by = ?, surface = ?, reason = ?, resolved = ?, content = ?
+		WHERE id = ? AND state = 'pending'
+		  AND (? NOT IN ('answered', 'denied') OR deadline > ?)
+		RETURNING ` + requestCols
+	sqlRequestGet       = `SELECT ` + requestCols + ` FROM requests WHERE id = ?`
+	sqlRequestsWithdraw = `UPDATE requests
+		SET state = 'withdrawn', scope = '', grain = '', resolved_by = ?, surface = ?, reason = ?, resolved = ?
+		WHERE state = 'pending' AND host <> ?
+		RETURNING ` + requestCols
+)
 
 func scanRequest(sc scanner) (store.Request, error) {
 	var (
@@ -48,8 +67,10 @@ func scanRequest(sc scanner) (store.Request, error) {
 	return r, nil
 }
 
-// CreateRequest stores a new pending request. r.State must be empty or
-// store.Pending; an id that exists already is an error.
+// CreateRequest stores a new pending request and, in the same
+// transaction, its audit record (store.AskRecord: verdict ask, with the
+// request's id). r.State must be empty or store.Pending; an id that
+// exists already is an error.
 func (db *DB) CreateRequest(ctx context.Context, r store.Request) error {
 	if err := db.createRequest(ctx, r); err != nil {
 		return fmt.Errorf("create request %s: %w", r.ID, err)
@@ -95,11 +116,15 @@ func (db *DB) createRequest(ctx context.Context, r store.Request) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.q.ExecContext(ctx, `INSERT INTO requests
-		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state, elicit, notice)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-		r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host, elicit, r.Notice)
-	return err
+	rec := normDecision(store.AskRecord(r))
+	return db.submit(ctx, false, func(ctx context.Context, tx *wtx, c *chain) error {
+		if _, err := tx.ExecContext(ctx, sqlRequestInsert,
+			r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host, elicit, r.Notice); err != nil {
+			return err
+		}
+		_, err := c.add(ctx, tx, rec)
+		return err
+	})
 }
 
 // GetRequest returns the request id, or store.ErrNotFound.
@@ -115,8 +140,9 @@ func (db *DB) GetRequest(ctx context.Context, id string) (store.Request, error) 
 }
 
 // ResolveRequest ends the request iff it is pending, with one UPDATE …
-// WHERE state = 'pending' RETURNING, and returns the ended row. If the
-// request had already ended it returns the row as it is with
+// WHERE state = 'pending' RETURNING, writes the audit record of the end
+// (store.EndRecord) in the same transaction, and returns the ended row.
+// If the request had already ended it returns the row as it is with
 // store.ErrNotPending; an unknown id gives store.ErrNotFound. res.State
 // must be one of the end states; a zero res.At means now.
 func (db *DB) ResolveRequest(ctx context.Context, id string, res store.Resolution) (store.Request, error) {
@@ -152,31 +178,32 @@ func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolutio
 	}
 	// The read after a failed swap shares the swap's transaction, so a
 	// request created in between cannot be reported as "not pending".
-	tx, err := db.q.BeginTx(ctx, nil)
-	if err != nil {
-		return store.Request{}, err
-	}
-	defer tx.Rollback()
-	r, err := scanRequest(tx.QueryRowContext(ctx, `UPDATE requests
-		SET state = ?, scope = ?, grain = ?, resolved_by = ?, surface = ?, reason = ?, resolved = ?, content = ?
-		WHERE id = ? AND state = 'pending'
-		  AND (? NOT IN ('answered', 'denied') OR deadline > ?)
-		RETURNING `+requestCols,
-		string(res.State), string(res.Scope), string(res.Grain), res.By, res.Surface, res.Reason, at, content, id, string(res.State), at))
-	switch {
-	case err == nil:
-		return r, tx.Commit()
-	case !errors.Is(err, sql.ErrNoRows):
-		return store.Request{}, err
-	}
-	r, err = scanRequest(tx.QueryRowContext(ctx, `SELECT `+requestCols+` FROM requests WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Request{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Request{}, err
-	}
-	return r, store.ErrNotPending
+	// A human's answer is durable before the human hears it counted (and
+	// before an approved action runs); an expiry or withdrawal need not
+	// be (writer.go).
+	human := res.State == store.Answered || res.State == store.Denied
+	var r store.Request
+	err = db.submit(ctx, human, func(ctx context.Context, tx *wtx, c *chain) error {
+		var err error
+		r, err = scanRequest(tx.QueryRowContext(ctx, sqlRequestEnd,
+			string(res.State), string(res.Scope), string(res.Grain), res.By, res.Surface, res.Reason, at, content, id, string(res.State), at))
+		switch {
+		case err == nil:
+			_, err = c.add(ctx, tx, normDecision(store.EndRecord(r)))
+			return err
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		r, err = scanRequest(tx.QueryRowContext(ctx, sqlRequestGet, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return store.ErrNotPending
+	})
+	return r, err
 }
 
 // PendingRequests lists pending requests, oldest first; session ""
@@ -197,8 +224,8 @@ func (db *DB) PendingRequests(ctx context.Context, session string) ([]store.Requ
 
 // WithdrawHostRequests withdraws every pending request whose host is not
 // keep, with res's By, Surface, Reason (the cause) and At (zero means
-// now), and returns how many. res.State must be empty or
-// store.Withdrawn.
+// now), writes each one's audit record in the same transaction, and
+// returns how many. res.State must be empty or store.Withdrawn.
 func (db *DB) WithdrawHostRequests(ctx context.Context, keep string, res store.Resolution) (int, error) {
 	n, err := db.withdrawHostRequests(ctx, keep, res)
 	if err != nil {
@@ -218,15 +245,36 @@ func (db *DB) withdrawHostRequests(ctx context.Context, keep string, res store.R
 	if err != nil {
 		return 0, err
 	}
-	sr, err := db.q.ExecContext(ctx, `UPDATE requests
-		SET state = 'withdrawn', scope = '', grain = '', resolved_by = ?, surface = ?, reason = ?, resolved = ?
-		WHERE state = 'pending' AND host <> ?`,
-		res.By, res.Surface, res.Reason, at, keep)
-	if err != nil {
-		return 0, err
-	}
-	n, err := sr.RowsAffected()
-	return int(n), err
+	n := 0
+	err = db.submit(ctx, false, func(ctx context.Context, tx *wtx, c *chain) error {
+		rows, err := tx.QueryContext(ctx, sqlRequestsWithdraw,
+			res.By, res.Surface, res.Reason, at, keep)
+		if err != nil {
+			return err
+		}
+		var ended []store.Request
+		for rows.Next() {
+			r, err := scanRequest(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			ended = append(ended, r)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		// RETURNING gives no order; the records follow creation order.
+		slices.SortFunc(ended, func(a, b store.Request) int { return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID)) })
+		for _, r := range ended {
+			if _, err := c.add(ctx, tx, normDecision(store.EndRecord(r))); err != nil {
+				return err
+			}
+		}
+		n = len(ended)
+		return nil
+	})
+	return n, err
 }
 
 // queryAll runs q on db and scans every row with scan. No rows is an

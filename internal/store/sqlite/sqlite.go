@@ -7,7 +7,15 @@
 // and a pool of query-only readers that WAL lets run beside the writer.
 // Every write, including each audit append, is committed with
 // synchronous=FULL: a decision is on disk before AppendDecision returns
-// (DESIGN.md invariant 8).
+// (DESIGN.md invariant 8). Writes that carry audit records go through
+// one committer goroutine that batches them (writer.go: group commit);
+// a request's state change and its audit record share one transaction.
+//
+// The store keeps the audit chain's head outside the database too (the
+// anchor: a sidecar file PATH.anchor, and any sinks in Options), checks
+// the log against it when it opens, and refuses a log that lost records
+// (ErrAuditLoss). It notices its file being deleted or replaced, and a
+// full disk, and then refuses writes (Fault) until it can go on.
 package sqlite
 
 import (
@@ -15,17 +23,32 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/store"
 )
+
+// ErrAuditLoss is returned by Open when the audit log falls short of an
+// anchor kept outside it: newest records missing, the database missing
+// or replaced. The error also holds the *store.LossError. Nothing was
+// written; restore the database, or, to accept the loss, move the
+// anchor files aside (keep them: they are the evidence).
+var ErrAuditLoss = errors.New("audit log lost records")
+
+// AnchorSuffix names the sidecar anchor beside the database file.
+const AnchorSuffix = ".anchor"
 
 // busyTimeoutMS is how long a connection waits for a lock held by
 // another process on the same file before failing with SQLITE_BUSY.
@@ -35,12 +58,30 @@ const busyTimeoutMS = 5000
 type DB struct {
 	path string
 	w    *sql.DB // one connection; BEGIN IMMEDIATE
-	// q writes the request lifecycle with synchronous=NORMAL: a request
-	// that is lost in a crash had no waiter left anyway, and every action
-	// a request lets run is preceded by an audit commit on w (FULL), whose
-	// fsync of the WAL makes the request rows before it durable too.
+	// q writes with synchronous=NORMAL: the agents' conversations, and
+	// the committer's batches that hold no decision and no human answer
+	// (writer.go, "Durability").
 	q *sql.DB
 	r *sql.DB // query-only readers
+
+	o Options
+	// ident is the database file as opened, to notice it deleted or
+	// replaced.
+	ident os.FileInfo
+	// The committer (writer.go).
+	ops      chan *op
+	stopped  chan struct{}
+	loopDone chan struct{}
+	prepared map[*sql.DB]map[string]*sql.Stmt // the committer's statements, per pool
+	fault    atomic.Pointer[fault]
+	headMu   sync.Mutex
+	head     head
+	// recoverMu guards lastRecover.
+	recoverMu   sync.Mutex
+	lastRecover time.Time
+	// keeper writes the anchors; sources are those read back.
+	keeper  *anchor.Keeper
+	sources []anchor.Source
 
 	closeOnce sync.Once
 	closeErr  error
@@ -48,30 +89,64 @@ type DB struct {
 
 var _ store.Store = (*DB)(nil)
 
-// options are the knobs tests and benchmarks turn; Open uses the
-// defaults.
-type options struct {
+// Options configure a store.
+type Options struct {
+	// Anchors receive the audit head after each commit, besides the
+	// sidecar file; those that are anchor.Sources are checked when the
+	// store opens, and by VerifyChain.
+	Anchors []anchor.Sink
+	// MaxBatch bounds how many writes share one transaction (and one
+	// fsync); 0 means 256. 1 turns group commit off.
+	MaxBatch int
+	// Committed, if set, is called on the committer's goroutine after
+	// each commit that wrote audit records, with those records, before
+	// any writer of the batch is answered.
+	Committed func([]store.Decision)
+	// Logger receives the store's faults and recoveries.
+	Logger *slog.Logger
+
 	// synchronous is the writer's PRAGMA synchronous: FULL by default,
-	// NORMAL only to measure what durability costs.
+	// NORMAL only for benchmarks to measure what durability costs.
 	synchronous string
 }
 
-// Open opens the store at path, creating the file (mode 0600) and any
-// missing parent directories (mode 0700), and applies the migrations
-// this binary knows. It refuses a database whose schema is newer than
-// this binary (ErrSchemaTooNew) and an in-memory database, which the
-// two connection pools could not share.
+// Open opens the store at path with the default options.
 func Open(ctx context.Context, path string) (*DB, error) {
-	return open(ctx, path, options{synchronous: "FULL"})
+	return OpenWith(ctx, path, Options{})
 }
 
-func open(ctx context.Context, path string, o options) (*DB, error) {
+// OpenWith opens the store at path, creating the file (mode 0600) and
+// any missing parent directories (mode 0700), and applies the
+// migrations this binary knows. It refuses a database whose schema is
+// newer than this binary (ErrSchemaTooNew), an in-memory database, which
+// the connection pools could not share, and a log that lost records
+// (ErrAuditLoss): a database file missing while an anchor knows of
+// records, or one shorter than its anchor, or another one.
+func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
+	if o.synchronous == "" {
+		o.synchronous = "FULL"
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = defaultMaxBatch
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	o.Logger = o.Logger.With("component", "store")
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("open store %q: want a file path (not empty, :memory: or a file: URI)", path)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	sources := anchorSources(abs, o.Anchors)
+	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+		// Do not create a fresh, empty log where one is known to have
+		// been.
+		if loss := missingFile(sources); loss != nil {
+			return nil, fmt.Errorf("open store %s: %w: %w", abs, ErrAuditLoss, loss)
+		}
 	}
 	if err := prepareFile(abs); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
@@ -83,6 +158,9 @@ func open(ctx context.Context, path string, o options) (*DB, error) {
 			"journal_mode(WAL)",
 			"foreign_keys(1)",
 			"synchronous(" + o.synchronous + ")",
+			// After a checkpoint the WAL is cut back to this size, so a
+			// burst (or a full disk) does not keep its space for good.
+			"journal_size_limit(16777216)",
 		},
 		"_txlock": {"immediate"},
 	}))
@@ -93,7 +171,11 @@ func open(ctx context.Context, path string, o options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: abs, w: w}
+	db := &DB{path: abs, w: w, o: o, sources: sources}
+	if db.ident, err = os.Stat(abs); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
 	if err := db.init(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
@@ -142,6 +224,25 @@ func open(ctx context.Context, path string, o options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: readers: %w", abs, err)
 	}
 	db.r = r
+	lh, err := db.checkAnchors(ctx)
+	if err != nil {
+		r.Close()
+		q.Close()
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	db.head = head{first: lh.first, seq: lh.last, hash: lh.lastHash}
+	sinks := make([]anchor.Sink, 0, len(o.Anchors)+1)
+	sinks = append(sinks, anchor.File{Path: abs + AnchorSuffix})
+	db.keeper = anchor.NewKeeper(o.Logger, 0, append(sinks, o.Anchors...)...)
+	if lh.last > 0 {
+		// Anchor what is there now: the first start with anchors, or a
+		// sink added since.
+		db.keeper.Post(anchor.Head{Store: lh.first, Seq: lh.last, Hash: lh.lastHash, Time: time.Now().UTC()})
+	}
+	db.ops, db.stopped, db.loopDone = make(chan *op), make(chan struct{}), make(chan struct{})
+	db.prepared = map[*sql.DB]map[string]*sql.Stmt{}
+	go db.commitLoop()
 	return db, nil
 }
 
@@ -204,12 +305,28 @@ func dsn(path string, params url.Values) string {
 // Path is the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 
-// Close closes both pools. The writer closes last, so the last
-// connection to go checkpoints the WAL into the database file. Close is
-// idempotent.
+// Close stops the committer (writes still queued are refused), brings
+// the anchors up to date, and closes the pools. The writer closes last,
+// so the last connection to go checkpoints the WAL into the database
+// file. Close is idempotent.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		close(db.stopped)
+		<-db.loopDone
+		defer func() {
+			// The last connection to close checkpointed the WAL (synced):
+			// the head is durable now, whatever the last batch's mode.
+			if h := db.lastHead(); h.seq > 0 && db.closeErr == nil {
+				db.keeper.Post(anchor.Head{Store: h.first, Seq: h.seq, Hash: h.hash, Time: time.Now().UTC()})
+			}
+			db.keeper.Close()
+		}()
 		var errs []error
+		for _, m := range db.prepared {
+			for _, st := range m {
+				errs = append(errs, st.Close())
+			}
+		}
 		if db.r != nil {
 			errs = append(errs, db.r.Close())
 		}

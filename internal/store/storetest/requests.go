@@ -363,3 +363,75 @@ var requestTests = []test{
 		}
 	}},
 }
+
+// lifecycleTests: every state change of a request writes its audit
+// record with it (asked, answered, denied, expired, withdrawn, withdrawn
+// at restart), carrying the request id; a refused change writes none.
+var lifecycleTests = []test{
+	{"every transition is audited with the request id", func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		type want struct {
+			id, verdict, rule, by string
+		}
+		var wants []want
+		create := func(r store.Request) {
+			t.Helper()
+			must(t, "CreateRequest "+r.ID, s.CreateRequest(ctx, r))
+			wants = append(wants, want{r.ID, "ask", r.Rule, ""})
+		}
+		for _, tc := range []struct {
+			id      string
+			res     store.Resolution
+			verdict string
+			rule    string
+		}{
+			{"once", store.Resolution{State: store.Answered, Scope: store.Once, By: "ann", Surface: "web", At: base.Add(time.Second)}, "allow", "human.once"},
+			{"always", store.Resolution{State: store.Answered, Scope: store.Always, Grain: grant.Prefix, By: "ann", Surface: "web", At: base.Add(time.Second)}, "allow", "human.always"},
+			{"denied", store.Resolution{State: store.Denied, By: "bob", Reason: "no", At: base.Add(time.Second)}, "deny", "human.denied"},
+			{"expired", store.Resolution{State: store.Expired, At: base.Add(time.Hour)}, "deny", "human.expired"},
+			{"withdrawn", store.Resolution{State: store.Withdrawn, Reason: "session ended", At: base.Add(time.Second)}, "deny", "human.withdrawn"},
+		} {
+			create(request(tc.id, "a", "h1", base))
+			if _, err := s.ResolveRequest(ctx, tc.id, tc.res); err != nil {
+				t.Fatalf("resolve %s: %v", tc.id, err)
+			}
+			wants = append(wants, want{tc.id, tc.verdict, tc.rule, tc.res.By})
+			// A late answer changes nothing and writes nothing.
+			if _, err := s.ResolveRequest(ctx, tc.id, store.Resolution{State: store.Answered, Scope: store.Once, At: base.Add(2 * time.Second)}); !errors.Is(err, store.ErrNotPending) {
+				t.Fatalf("late answer to %s: %v", tc.id, err)
+			}
+		}
+		el := request("elicit", "a", "h1", base)
+		el.Rule, el.Elicit = "mcp.elicitation", &store.Elicitation{Server: "files", Message: "ok?"}
+		create(el)
+		if _, err := s.ResolveRequest(ctx, "elicit", store.Resolution{State: store.Denied, By: "ann", At: base.Add(time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		wants = append(wants, want{"elicit", "deny", "mcp.elicitation.decline", "ann"})
+		create(request("gone1", "b", "h-dead", base.Add(time.Second)))
+		create(request("gone2", "a", "h-dead", base.Add(2*time.Second)))
+		n, err := s.WithdrawHostRequests(ctx, "h-new", store.Resolution{Reason: "host restarted", At: base.Add(time.Minute)})
+		if err != nil || n != 2 {
+			t.Fatalf("WithdrawHostRequests = %d, %v", n, err)
+		}
+		wants = append(wants, want{"gone1", "deny", "human.withdrawn", ""}, want{"gone2", "deny", "human.withdrawn", ""})
+
+		recs, err := s.Decisions(ctx, store.AuditFilter{})
+		must(t, "Decisions", err)
+		if len(recs) != len(wants) {
+			t.Fatalf("%d audit records, want %d: %+v", len(recs), len(wants), recs)
+		}
+		for i, w := range wants {
+			d := recs[i]
+			if d.RequestID != w.id || d.Verdict != w.verdict || d.Rule != w.rule || d.By != w.by {
+				t.Errorf("record %d = %s %s %s by %q, want %s %s %s by %q", i+1, d.RequestID, d.Verdict, d.Rule, d.By, w.id, w.verdict, w.rule, w.by)
+			}
+			if d.Payload != "rm -rf build" || d.Kind != action.Shell || d.Session == "" || d.OwnerText == "" {
+				t.Errorf("record %d lacks the request's action or owner: %+v", i+1, d)
+			}
+		}
+		if n, err := s.VerifyChain(ctx); err != nil || n != len(wants) {
+			t.Fatalf("VerifyChain = %d, %v", n, err)
+		}
+	}},
+}

@@ -12,7 +12,10 @@
 //   - AuditFilter.Since is inclusive, and Limit keeps the newest records
 //     that match, listed oldest first;
 //   - AppendDecision stores the time in UTC, so that the record it
-//     returns, the record Decisions reads back and store.ChainHash agree.
+//     returns, the record Decisions reads back and store.ChainHash agree;
+//   - every state change of a request writes its audit record
+//     (store.AskRecord, store.EndRecord) with it, and a refused change
+//     writes none.
 package storetest
 
 import (
@@ -62,7 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		name  string
 		tests []test
 	}{
-		{"Requests", requestTests},
+		{"Requests", slices.Concat(requestTests, lifecycleTests)},
 		{"Grants", grantTests},
 		{"Sessions", sessionTests},
 		{"Audit", slices.Concat(auditTests, tamperTests())},

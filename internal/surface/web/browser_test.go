@@ -72,16 +72,29 @@ func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Ac
 	}
 }
 
-// text reads an element's text.
+// text reads an element's text. The live fragments are re-rendered on
+// every event, so the query and the read happen in one script in the
+// page (a node found by one CDP call may be gone by the next), retried
+// until the element exists.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e === null ? null : e.textContent.trim(); })()`, sel)
+	for {
+		s, err := chromedp.Run(sctx, chromedp.Evaluate[*string](js))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		if s != nil {
+			return *s
+		}
+		select {
+		case <-sctx.Done():
+			t.Fatalf("text of %s: no such element", sel)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return s
 }
 
 // loginAndWatch opens the pending page (sent to the login page, which

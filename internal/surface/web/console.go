@@ -191,6 +191,10 @@ type Options struct {
 	// ShellReset, if set, clears a session's terminal shell state (the
 	// session page's "Reset shell" button); nil hides the button.
 	ShellReset func(ctx context.Context, key string) error
+	// Alerts, if set, returns what the operator must know on every page:
+	// a config edit that was refused, a store that stopped accepting
+	// work. Each line is shown as a banner.
+	Alerts func() []string
 	// StreamLifetime bounds one event stream (the page reconnects);
 	// zero means DefaultStreamLifetime. MaxStreams bounds the streams
 	// one session or token holds open at once; zero means

@@ -469,6 +469,8 @@ func (c *Console) resolve(w http.ResponseWriter, r *http.Request, a *authn, back
 		c.done(w, r, a, back, http.StatusNotFound, "late", "Nothing pending — there is no request "+id+".")
 	case errors.Is(err, broker.ErrContent):
 		c.done(w, r, a, back, http.StatusBadRequest, "error", "Not answered: "+err.Error()+".")
+	case errors.Is(err, broker.ErrNoWaiter):
+		c.done(w, r, a, back, http.StatusConflict, "late", "Nothing pending — the asker went away; the request is withdrawn and nothing was approved.")
 	case err != nil:
 		c.log.ErrorContext(r.Context(), "resolve request", "id", id, "err", err)
 		c.done(w, r, a, back, http.StatusInternalServerError, "error", "The answer was not recorded (store error); nothing was approved. Try again.")

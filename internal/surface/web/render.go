@@ -17,7 +17,9 @@ type page struct {
 	Flash    *flash
 	CSRF     string
 	LoggedIn bool
-	Data     any
+	// Alerts are banners about the host's health (Options.Alerts).
+	Alerts []string
+	Data   any
 }
 
 // funcs are the template helpers.
@@ -105,7 +107,11 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // pageFor starts a page for an authenticated request, taking its notice.
 func (c *Console) pageFor(a *authn, nav, title string, data any) page {
-	return page{Title: title, Nav: nav, Flash: c.takeFlash(a), CSRF: c.csrfOf(a), LoggedIn: true, Data: data}
+	p := page{Title: title, Nav: nav, Flash: c.takeFlash(a), CSRF: c.csrfOf(a), LoggedIn: true, Data: data}
+	if c.o.Alerts != nil {
+		p.Alerts = c.o.Alerts()
+	}
+	return p
 }
 
 // left renders the time until deadline as the countdown script does.
