@@ -67,11 +67,23 @@ type Config struct {
 	LLM LLM
 	// Chat holds the chat: section (Discord, Slack, Telegram, notifiers).
 	Chat Chat
+	// Hook holds the hook: section (warden hook for other agents).
+	Hook Hook
 	// Analysis holds the analysis: section.
 	Analysis Analysis
 	// Audit holds the audit: section (where the audit chain's head is
 	// anchored besides the state directory).
 	Audit Audit
+}
+
+// Hook is the hook: section: how warden hook answers agents that have
+// permission rules of their own (Claude Code, Codex, Gemini CLI).
+type Hook struct {
+	// AllowSafe answers allow for every call warden allows without a
+	// human (safe commands, bypass modes), which skips the agent's own
+	// prompt. Off by default: such calls get no decision and the
+	// agent's own permission rules apply.
+	AllowSafe bool
 }
 
 // Analysis is the analysis: section: how shell commands are judged.
