@@ -67,6 +67,8 @@ type Config struct {
 	LLM LLM
 	// Sandbox holds the sandbox: section.
 	Sandbox Sandbox
+	// Chat holds the chat: section (Discord, Slack, Telegram, notifiers).
+	Chat Chat
 	// Hook holds the hook: section (warden hook for other agents).
 	Hook Hook
 	// Analysis holds the analysis: section.
@@ -189,6 +191,7 @@ func Default() *Config {
 		LLM:     defaultLLM(),
 		Sandbox: defaultSandbox(),
 		Kanban:  Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
+		Chat:    Chat{Notify: Notify{After: DefaultNotifyAfter}},
 	}
 }
 

@@ -197,6 +197,10 @@ type host struct {
 	// creds issues and checks login links, console sessions and API
 	// tokens (kept hashed in the store).
 	creds *credential.Service
+	// surface is what every surface may do (internal/surface); chats are
+	// the chat surfaces and notifiers built on it.
+	surface *Surface
+	chats   *chats
 	// oldToken is set when this start removed a token file left by an
 	// older warden.
 	oldToken bool
@@ -400,6 +404,13 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Logger: cfg.Logger, Limits: cfg.Limits,
 	})
 	h.sockLn = h.api.Limit(h.sockLn)
+	h.surface = NewSurface(SurfaceParts{Broker: h.broker, Requests: h.st, Sessions: h.st, Runner: h.runner, Agent: h.agents.agent,
+		Console: consoleURL, Logger: cfg.Logger})
+	if h.chats, err = newChats(chatDeps{cfg: startCfg.Chat, environ: cfg.Environ, passthrough: startCfg.Tools.EnvPassthrough,
+		home: cfg.Paths.Home, host: h.surface, posts: h.db, logger: cfg.Logger}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	h.pol.onConfig = func(c *config.Config) { h.chats.reload(c.Chat) }
 	h.info = Info{ID: h.id, ConsoleURL: consoleURL, Socket: h.socket}
 	h.banner(recovered)
 	return h, nil
@@ -491,6 +502,9 @@ func (h *host) serve(ctx context.Context) error {
 		}
 	})
 
+	// The chat surfaces, like the scheduler, carry none of ctx's values.
+	h.chats.run(context.Background())
+
 	h.log.InfoContext(ctx, "serving", "console", h.info.ConsoleURL, "socket", h.socket)
 	if h.cfg.Ready != nil {
 		h.cfg.Ready(h.info)
@@ -517,6 +531,7 @@ func (h *host) serve(ctx context.Context) error {
 		})
 	}
 	h.broker.Close(down, cause)               // pending requests withdrawn; their waiters deny
+	h.chats.settle(graceCtx)                  // their chat messages say so; the chat surfaces stop
 	stopServe(errors.New(cause))              // running commands killed
 	stopCron(errors.New(cause))               // cron runs killed and recorded failed (Run returns once they are)
 	stopDispatch(errors.New(cause))           // workers' process groups killed, their runs recorded failed
@@ -613,6 +628,9 @@ func (h *host) banner(recovered int) {
 	}
 	if h.fenced > 0 {
 		fmt.Fprintf(w, "  fenced:  killed %s an earlier host left running, before any retry\n", plural(h.fenced, "process"))
+	}
+	for _, l := range h.chats.lines {
+		fmt.Fprintf(w, "  chat:    %s\n", l)
 	}
 	if recovered > 0 {
 		fmt.Fprintf(w, "  recovered: withdrew %d request(s) left pending by an earlier run (host restarted)\n", recovered)

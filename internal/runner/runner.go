@@ -161,6 +161,16 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending fun
 	return out, nil
 }
 
+// Refused audits an answer that was not taken: by (on surface) was not
+// allowed to answer req, or answered from the wrong place, for why. The
+// request is left as it was; the record keeps who tried.
+func (r *Runner) Refused(ctx context.Context, req store.Request, by, surface, why string) error {
+	if err := r.record(ctx, audit.Refusal(r.o.Now(), req, by, surface, why)); err != nil {
+		return fmt.Errorf("refused answer to %s: %w", req.ID, err)
+	}
+	return nil
+}
+
 // Advise decides act as the owner bound to ctx and audits the decision,
 // without asking anyone and without running anything: an ask is returned
 // for the caller to put to its own human (warden hook with no host
