@@ -64,8 +64,14 @@ func newRig(t testing.TB) *rig {
 	return &rig{t: t, dc: dc, host: h, core: core}
 }
 
-func target(t testing.TB) string {
-	dir := filepath.Join(t.TempDir(), "reports")
+func target(t testing.TB, h *surfacetest.Host) string {
+	// Inside the host's workspace: the sandbox shows commands nothing
+	// else of the test's temporary directories.
+	parent, err := os.MkdirTemp(h.Dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "reports")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +124,7 @@ func TestApprove(t *testing.T) {
 	if _, intents := r.dc.Identified(); intents&int(discord.Intents) != int(discord.Intents) {
 		t.Fatalf("identify intents %b, want %b", intents, discord.Intents)
 	}
-	dir := target(t)
+	dir := target(t, r.host)
 	r.dc.Say(channel, false, alice, "!"+del(dir), false)
 	m := r.dc.WaitMessage(channel, "Approval needed", wait)
 	if !strings.Contains(m.Content, "```\n"+del(dir)+"\n```") || !noPings(m) {
@@ -151,7 +157,7 @@ func TestApprove(t *testing.T) {
 // with the reason and updates the message.
 func TestReasonModal(t *testing.T) {
 	r := newRig(t)
-	dir := target(t)
+	dir := target(t, r.host)
 	r.dc.Say(channel, false, alice, "!"+del(dir), false)
 	m := r.dc.WaitMessage(channel, "Approval needed", wait)
 	if resp := r.dc.WaitResponse(r.dc.Click(alice, m.ID, button(t, m, "Deny with reason…")), wait); resp.Type != 9 {
@@ -265,4 +271,9 @@ func noPings(m discordtest.Message) bool {
 // del is a command deleting dir that the gate asks about: a recursive
 // delete named relative to its parent (a delete of an absolute path
 // under the temporary directory is not dangerous).
-func del(dir string) string { return "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir) }
+// del deletes dir (made by target) relative to the workspace commands
+// run in: an absolute path, or a cd, under the temporary directory would
+// make the delete temporary, and so not worth asking about.
+func del(dir string) string {
+	return "rm -rf ./" + filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
+}

@@ -65,8 +65,14 @@ func newRig(t testing.TB) *rig {
 	return &rig{t: t, sl: sl, host: h, core: core}
 }
 
-func target(t testing.TB) string {
-	dir := filepath.Join(t.TempDir(), "reports")
+func target(t testing.TB, h *surfacetest.Host) string {
+	// Inside the host's workspace: the sandbox shows commands nothing
+	// else of the test's temporary directories.
+	parent, err := os.MkdirTemp(h.Dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "reports")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +124,7 @@ func (r *rig) approvalIn(thread string) slacktest.Message {
 // in the thread) never answers the other's.
 func TestThreadsApart(t *testing.T) {
 	r := newRig(t)
-	dirA, dirB := target(t), target(t)
+	dirA, dirB := target(t, r.host), target(t, r.host)
 	threadA := r.sl.Say(channel, "", alice, mention+"!"+del(dirA))
 	threadB := r.sl.Say(channel, "", alice, mention+"!"+del(dirB))
 	mA, mB := r.approvalIn(threadA), r.approvalIn(threadB)
@@ -163,7 +169,7 @@ func TestThreadsApart(t *testing.T) {
 // whose submission denies with the reason.
 func TestReasonModalAndRefusal(t *testing.T) {
 	r := newRig(t)
-	dir := target(t)
+	dir := target(t, r.host)
 	thread := r.sl.Say(channel, "", alice, mention+"!"+del(dir))
 	m := r.approvalIn(thread)
 	r.sl.WaitAck(r.sl.Click(mallory, channel, m.TS, buttonID(t, m, "Approve once")), wait)
@@ -280,4 +286,9 @@ func TestFormModal(t *testing.T) {
 // del is a command deleting dir that the gate asks about: a recursive
 // delete named relative to its parent (a delete of an absolute path
 // under the temporary directory is not dangerous).
-func del(dir string) string { return "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir) }
+// del deletes dir (made by target) relative to the workspace commands
+// run in: an absolute path, or a cd, under the temporary directory would
+// make the delete temporary, and so not worth asking about.
+func del(dir string) string {
+	return "rm -rf ./" + filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
+}

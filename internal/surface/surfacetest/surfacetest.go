@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/internal/host"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
 )
@@ -93,7 +94,7 @@ func New(t testing.TB, o Options) *Host {
 	pol := g.Policy()
 	pol.Timeout = o.Timeout
 	g.SetPolicy(pol)
-	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}
+	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t)}
 	r := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Logger: log, Terminal: term})
 	dir := t.TempDir()
 	p := host.SurfaceParts{Broker: b, Requests: db, Sessions: db, Runner: r, Dir: dir, Console: "http://127.0.0.1:7878/", Logger: log}

@@ -95,8 +95,14 @@ func newRig(t testing.TB, ro rigOptions) *rig {
 }
 
 // target is a directory a dangerous command deletes.
-func target(t testing.TB) string {
-	dir := filepath.Join(t.TempDir(), "reports")
+func target(t testing.TB, h *surfacetest.Host) string {
+	// Inside the host's workspace: the sandbox shows commands nothing
+	// else of the test's temporary directories.
+	parent, err := os.MkdirTemp(h.Dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "reports")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +169,7 @@ func (r *rig) answer(q string) telegramtest.CallbackAnswer {
 // message is edited to say who approved, with no button left.
 func TestApproveOnce(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	dir := target(t)
+	dir := target(t, r.host)
 	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	if !strings.Contains(m.Text, "<pre>"+html.EscapeString(del(dir))+"</pre>") || !strings.Contains(m.Text, "delete.recursive") || !strings.Contains(m.Text, "gateway:telegram/-1001/42") {
@@ -202,7 +208,7 @@ func TestApproveOnce(t *testing.T) {
 // command's result.
 func TestRefusedAndAudited(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	dir := target(t)
+	dir := target(t, r.host)
 	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	req := r.requestOf(m)
@@ -264,7 +270,7 @@ func TestRefusedAndAudited(t *testing.T) {
 // message) does nothing and says so.
 func TestStaleButton(t *testing.T) {
 	r := newRig(t, rigOptions{timeout: time.Second})
-	dir := target(t)
+	dir := target(t, r.host)
 	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	data := button(t, m, "Approve once")
@@ -291,7 +297,7 @@ func TestStaleButton(t *testing.T) {
 // answers it.
 func TestOutage(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	dir := target(t)
+	dir := target(t, r.host)
 	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	first := r.requestOf(m)
@@ -306,7 +312,7 @@ func TestOutage(t *testing.T) {
 	// A second request while down: made directly, as the owner of the
 	// conversation, since no message can arrive.
 	o := ownerFor(t, r.core, group, "42")
-	dir2 := target(t)
+	dir2 := target(t, r.host)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := r.host.Shell(context.Background(), o, del(dir2), &strings.Builder{}, nil)
@@ -454,7 +460,7 @@ func TestFormQuestionByQuestion(t *testing.T) {
 // no button left.
 func TestAnsweredElsewhere(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	dir := target(t)
+	dir := target(t, r.host)
 	r.tg.Say(group, 0, alice, "!"+del(dir))
 	m := r.tg.WaitMessage(group, "Approval needed", wait)
 	req := r.requestOf(m)
@@ -495,7 +501,7 @@ func TestYolo(t *testing.T) {
 	if on, _ := r.host.DB.SessionYolo(ctx, "telegram:-1002"); on {
 		t.Fatal("yolo leaked to another chat's session")
 	}
-	dir := target(t)
+	dir := target(t, r.host)
 	r.tg.Say(group, 0, alice, "!"+del(dir))
 	r.tg.WaitMessage(group, "Ran (exit 0)", wait)
 	if exists(dir) {
@@ -511,4 +517,9 @@ func TestYolo(t *testing.T) {
 // del is a command deleting dir that the gate asks about: a recursive
 // delete named relative to its parent (a delete of an absolute path
 // under the temporary directory is not dangerous).
-func del(dir string) string { return "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir) }
+// del deletes dir (made by target) relative to the workspace commands
+// run in: an absolute path, or a cd, under the temporary directory would
+// make the delete temporary, and so not worth asking about.
+func del(dir string) string {
+	return "rm -rf ./" + filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
+}
