@@ -114,11 +114,15 @@ func writeTo(s *state, p *value, appendMode bool) {
 	s.command(": " + op + " " + s.word(p))
 }
 
-func readFrom(s *state, p *value) {
+// readFrom records a read of p and returns the content, a run-time
+// string that remembers where it came from.
+func readFrom(s *state, p *value) *value {
 	if lit, ok := p.known(); ok && len(s.reads) < 200 {
 		s.reads = append(s.reads, lit)
 	}
-	s.command("cat -- " + s.word(p))
+	cmd := "cat -- " + s.word(p)
+	s.command(cmd)
+	return &value{k: kStr, parts: []part{{dyn: true, src: cmd}}}
 }
 
 // openFile handles open(path, mode): a write or a read of path.

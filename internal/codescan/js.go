@@ -786,6 +786,9 @@ func (e *jsEval) member(base *value, name string) *value {
 		return vUnknown
 	case kMod, kFunc:
 		q := base.qual + "." + name
+		if q == "process.env.HOME" {
+			return str("~")
+		}
 		switch jsCategory(q) {
 		case catUnknown:
 			if jsCategory(base.qual) == catHarmless || base.k == kMod && jsHarmlessModule[base.qual] {

@@ -101,6 +101,8 @@ func init() {
 	exec := shellLine(0, "")
 	spawn := jsSpawn
 	jsEffects = map[string]effect{
+		"os.homedir":         func(*state, *call) *value { return str("~") },
+		"path.join":          func(s *state, c *call) *value { return pathJoin(c.args) },
 		"child_process.exec": exec, "child_process.execSync": exec,
 		"child_process.spawn": spawn, "child_process.spawnSync": spawn, "child_process.execFile": spawn, "child_process.execFileSync": spawn,
 		"child_process.fork": func(s *state, c *call) *value {
@@ -196,8 +198,7 @@ func init() {
 		},
 		"Bun.file": func(s *state, c *call) *value { return obj("bunfile", map[string]*value{"path": pathOf(c.arg(0, ""))}) },
 		"bunfile.text": func(s *state, c *call) *value {
-			readFrom(s, pathOf(c.self))
-			return dynStr()
+			return readFrom(s, pathOf(c.self))
 		},
 		"bunfile.json": func(s *state, c *call) *value {
 			readFrom(s, pathOf(c.self))
@@ -296,8 +297,7 @@ func jsWrite(appendMode bool) effect {
 }
 
 func jsRead(s *state, c *call) *value {
-	readFrom(s, pathOf(c.arg(0, "")))
-	return dynStr()
+	return readFrom(s, pathOf(c.arg(0, "")))
 }
 
 func jsOpen(s *state, c *call) *value {

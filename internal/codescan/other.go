@@ -187,6 +187,16 @@ func (l *otherLang) statement(s *state, toks []otok) {
 	if l.name == "perl" && (head.ident == "use" || head.ident == "no") && len(toks) >= 2 && perlPragmas[toks[1].ident] {
 		return
 	}
+	for _, t := range toks {
+		if t.k == 'r' && t.ident == "s///e" {
+			s.find(ClassEval, Dangerous, "evaluates code built at run time")
+			s.incomplete("perl s///e evaluates its replacement as code")
+			return
+		}
+	}
+	if l.name == "perl" && perlPure(toks) {
+		return // a filter over its input: print, patterns, substitutions (perl -ne, -pe)
+	}
 	// Complete only for printing literals.
 	if head.k == 'w' && (l.prints[head.ident] || l.harmless[head.ident]) && allLiteral(toks[1:]) {
 		return
@@ -471,6 +481,16 @@ func (l *otherLang) tokenize(src string) ([]otok, error) {
 				}
 				out = append(out, otok{k: 'c', text: src[i-n : i], val: l.interp(body)})
 			}
+		case l.name == "perl" && perlRegexAt(src, i, out):
+			// m//, s///, tr///, y/// and a bare /…/ where a term is
+			// expected: a pattern, harmless unless s///e evaluates its
+			// replacement as code.
+			t, n, err := perlRegex(src[i:])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+			i += n
 		case (l.name == "perl" || l.name == "ruby") && quoteOp(src[i:], l.name) != "":
 			op := quoteOp(src[i:], l.name)
 			j := i + len(op)
@@ -719,4 +739,122 @@ func rubyInterp(body string) *value {
 	}
 	parts = append(parts, str(lit.String()))
 	return concat(parts...)
+}
+
+// perlRegexAt reports a Perl pattern operator at src[i]: m, s, tr or y
+// followed by a delimiter, or a bare / where a term is expected (after
+// an operator, an opening bracket, a comma, =~ or a keyword), not a
+// division.
+func perlRegexAt(src string, i int, out []otok) bool {
+	if i > 0 && (isWordByte(src[i-1]) || src[i-1] == '$' || src[i-1] == '@' || src[i-1] == '%' || src[i-1] == '&' || src[i-1] == '>' || src[i-1] == '-') {
+		return false
+	}
+	rest := src[i:]
+	for _, op := range []string{"tr", "s", "m", "y"} {
+		if strings.HasPrefix(rest, op) && len(rest) > len(op) {
+			d := rest[len(op)]
+			if !isWordByte(d) && !unicode.IsSpace(rune(d)) && d != '=' && d != ',' && d != ';' && d != ')' && d != '>' {
+				return true
+			}
+		}
+	}
+	if rest[0] != '/' {
+		return false
+	}
+	if len(out) == 0 {
+		return true
+	}
+	prev := out[len(out)-1]
+	switch prev.k {
+	case 'p':
+		return prev.text != ")" && prev.text != "]" && prev.text != "}"
+	case 'w':
+		return perlTermWords[prev.ident]
+	}
+	return false
+}
+
+// perlTermWords are keywords after which a / starts a pattern.
+var perlTermWords = set("if", "unless", "and", "or", "not", "while", "until", "split", "grep", "return", "when", "print", "say", "push", "unshift", "join")
+
+// perlRegex reads one pattern operator: its token, and its length.
+func perlRegex(src string) (otok, int, error) {
+	op := ""
+	for _, o := range []string{"tr", "s", "m", "y"} {
+		if strings.HasPrefix(src, o) && len(src) > len(o) && !isWordByte(src[len(o)]) {
+			op = o
+			break
+		}
+	}
+	j := len(op)
+	open := src[j]
+	closeCh := map[byte]byte{'(': ')', '{': '}', '[': ']', '<': '>'}[open]
+	bodies := 1
+	if op == "s" || op == "tr" || op == "y" {
+		bodies = 2
+	}
+	for b := 0; b < bodies; b++ {
+		if b == 1 && closeCh != 0 {
+			// s{…}{…}: the second part has its own brackets.
+			for j < len(src) && unicode.IsSpace(rune(src[j])) {
+				j++
+			}
+			if j >= len(src) {
+				return otok{}, 0, errString("unterminated substitution")
+			}
+			open = src[j]
+			closeCh = map[byte]byte{'(': ')', '{': '}', '[': ']', '<': '>'}[open]
+		}
+		c := closeCh
+		if c == 0 {
+			c = open
+		}
+		if b == 1 && closeCh == 0 {
+			// s/a/b/: the delimiter that closed the first part opens the
+			// second.
+			j--
+		}
+		end := matchDelim(src[j+1:], open, c)
+		if end < 0 {
+			return otok{}, 0, errString("unterminated pattern")
+		}
+		j += 1 + end + 1
+	}
+	k := j
+	for k < len(src) && src[k] >= 'a' && src[k] <= 'z' {
+		k++
+	}
+	t := otok{k: 'r', text: src[:k], ident: "regex"}
+	if op == "s" && strings.Contains(src[j:k], "e") {
+		t.ident = "s///e"
+	}
+	return t, k, nil
+}
+
+// perlPureWords are Perl words that compute and print without touching
+// anything else.
+var perlPureWords = set("print", "say", "printf", "if", "unless", "and", "or", "not", "xor", "eq", "ne", "lt", "gt", "le", "ge", "cmp",
+	"x", "my", "our", "local", "next", "last", "redo", "while", "until", "for", "foreach", "else", "elsif", "defined", "undef",
+	"length", "substr", "index", "rindex", "lc", "uc", "lcfirst", "ucfirst", "join", "split", "sprintf", "chomp", "chop", "chr", "ord",
+	"sort", "reverse", "keys", "values", "each", "exists", "delete", "push", "pop", "shift", "unshift", "splice", "scalar", "abs",
+	"int", "sqrt", "hex", "oct", "map", "grep", "wantarray", "sum", "max", "min", "begin", "end", "last", "uc", "quotemeta", "pos",
+	"local", "stdout", "stderr", "stdin", "argv", "eof")
+
+// perlPure reports a statement made of pure words, variables, literals,
+// patterns and punctuation (no command strings, calls of unknown
+// functions, file handles opened or code evaluated).
+func perlPure(toks []otok) bool {
+	for _, t := range toks {
+		switch t.k {
+		case 'w':
+			if !perlPureWords[t.ident] {
+				return false
+			}
+		case 'v', 'n', 'p', 'r':
+		case 's':
+		default:
+			return false
+		}
+	}
+	return true
 }

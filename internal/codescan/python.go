@@ -688,6 +688,11 @@ func (e *pyEval) subscript(base *value, idx *pnode, sc *pyScope) *value {
 			e.incomplete("subscript of %s", base.qual)
 			return vUnknown
 		}
+		if base.qual == "os.environ" {
+			if n, ok := iv.known(); ok && n == "HOME" {
+				return str("~")
+			}
+		}
 		if base.qual == "os.environ" || base.qual == "sys.argv" {
 			return dynStr()
 		}
@@ -868,9 +873,14 @@ func (e *pyEval) call(n *pnode, sc *pyScope) *value {
 	if ef, ok := pyEffects[c.name]; ok {
 		return ef(e.state, c)
 	}
+	if (c.name == "file.read" || c.name == "file.readline" || c.name == "file.readlines") && c.self != nil && c.self.fields["path"] != nil {
+		// The file's content, which remembers where it came from.
+		return &value{k: kStr, parts: []part{{dyn: true, src: "cat -- " + e.state.word(c.self.fields["path"])}}}
+	}
 	if c.self != nil && c.self.k == kObj && pyCategory(c.name) == catUnknown {
 		// A data method on an object's content (a read file's text).
-		if m := c.name[strings.LastIndexByte(c.name, '.')+1:]; pyDataMethods[m] {
+		m := c.name[strings.LastIndexByte(c.name, '.')+1:]
+		if pyDataMethods[m] {
 			return e.dataMethod(&call{name: "data." + m, args: c.args, kw: c.kw, self: dynStr()})
 		}
 	}
@@ -893,6 +903,21 @@ func (e *pyEval) call(n *pnode, sc *pyScope) *value {
 // special handles the builtins that read code or names at run time.
 func (e *pyEval) special(c *call) (*value, bool) {
 	switch c.name {
+	case "os.path.expanduser", "posixpath.expanduser", "os.path.abspath", "os.path.normpath", "os.path.realpath",
+		"posixpath.abspath", "posixpath.normpath", "posixpath.realpath":
+		// The path as written: a leading ~ stays ~, which the shell
+		// analyser resolves to the home directory.
+		if a := c.arg(0, "path"); a != nil && a.k == kStr {
+			return a, true
+		}
+		return dynStr(), true
+	case "os.path.join", "posixpath.join":
+		return pathJoin(c.args), true
+	case "os.getenv", "os.environ.get":
+		if n, ok := c.arg(0, "key").known(); ok && n == "HOME" {
+			return str("~"), true
+		}
+		return dynStr(), true
 	case "builtins.eval", "builtins.exec", "code.InteractiveInterpreter.runsource", "builtins.compile":
 		src := c.arg(0, "source")
 		if src != nil && src.k == kObj && src.qual == "code" {

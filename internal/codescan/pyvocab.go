@@ -326,8 +326,7 @@ func pathWrite(appendMode bool) effect {
 }
 
 func pathRead(s *state, c *call) *value {
-	readFrom(s, pathOf(c.self))
-	return dynStr()
+	return readFrom(s, pathOf(c.self))
 }
 
 func pathSame(s *state, c *call) *value {

@@ -32,6 +32,10 @@ const (
 type part struct {
 	lit string
 	dyn bool
+	// src, for a run-time part, is the command whose output it is (the
+	// content of a file the code read: "cat -- PATH"), so a secret read
+	// and then sent is seen by the shell analyser as what it is.
+	src string
 }
 
 type value struct {
@@ -183,6 +187,10 @@ func (s *state) word(v *value) string {
 	var b strings.Builder
 	for i, p := range sv.parts {
 		if p.dyn {
+			if p.src != "" {
+				b.WriteString(`"$(` + p.src + `)"`)
+				continue
+			}
 			b.WriteString(`"` + s.hole() + `"`)
 			continue
 		}
@@ -212,6 +220,10 @@ func (s *state) line(v *value, what string) string {
 	var b strings.Builder
 	for _, p := range sv.parts {
 		if p.dyn {
+			if p.src != "" {
+				b.WriteString("$(" + p.src + ")")
+				continue
+			}
 			b.WriteString(s.hole())
 			continue
 		}
@@ -251,4 +263,24 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// pathJoin joins path parts as os.path.join and path.join do: a part
+// that starts with / starts over.
+func pathJoin(parts []*value) *value {
+	var out []*value
+	for _, p := range parts {
+		ps := p.asStr()
+		if lit, ok := ps.known(); ok && strings.HasPrefix(lit, "/") {
+			out = nil
+		}
+		if len(out) > 0 {
+			out = append(out, str("/"))
+		}
+		out = append(out, ps)
+	}
+	if len(out) == 0 {
+		return dynStr()
+	}
+	return concat(out...)
 }

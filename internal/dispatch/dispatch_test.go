@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/runner/runnertest"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -63,9 +64,9 @@ func startHost(t testing.TB, s hostSetup) *testHost {
 		s.environ = testEnviron(t)
 	}
 	state := t.TempDir()
-	rf := runnertest.New(t, runnertest.Options{Policy: "approvals:\n  kanban_mode: " + s.kanbanMode + "\n", Dir: state,
+	rf := runnertest.New(t, runnertest.Options{Policy: "approvals:\n  kanban_mode: " + s.kanbanMode + "\n", Dir: state, Hide: []string{state},
 		Paths: gate.Paths{Home: t.TempDir(), Protected: []string{state}}, Terminal: tools.Terminal{Env: execenv.Build(s.environ, nil, nil)}})
-	db, r := rf.DB, rf.Runner
+	db, r, sb := rf.DB, rf.Runner, rf.Terminal.Sandbox
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func startHost(t testing.TB, s hostSetup) *testHost {
 		s.before(db)
 	}
 	d, err := New(Options{
-		Board: db, Runner: r, Executable: exe, StateDir: state, ScratchDir: t.TempDir(), Environ: s.environ,
+		Board: db, Runner: r, Sandbox: sb, Executable: exe, StateDir: state, ScratchDir: t.TempDir(), Environ: s.environ,
 		FailureLimit: s.failureLimit, Concurrency: s.concurrency, Poll: 50 * time.Millisecond, Groups: s.groups,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -364,9 +365,10 @@ func TestDeadWorker(t *testing.T) {
 	}
 }
 
-// children lists the pids of this process's children whose command
-// line contains substr.
-func children(t testing.TB, substr string) []int {
+// children lists the pids of this process's descendants (the commands
+// run in sandboxes, under their helpers) whose command line starts with
+// prefix.
+func children(t testing.TB, prefix string) []int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -379,12 +381,11 @@ func children(t testing.TB, substr string) []int {
 		if err != nil {
 			continue
 		}
-		p, err := fs.Stat(pid)
-		if err != nil || p.PPID != os.Getpid() {
+		if in, err := fs.Within(pid, os.Getpid()); err != nil || !in || pid == os.Getpid() {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), substr) {
+		if err == nil && strings.HasPrefix(strings.ReplaceAll(string(cmdline), "\x00", " "), prefix) {
 			out = append(out, pid)
 		}
 	}
@@ -584,13 +585,14 @@ func TestRecoverOpenRuns(t *testing.T) {
 
 func TestNewRefuses(t *testing.T) {
 	state, scratch := t.TempDir(), t.TempDir()
-	ok := Options{Board: &sqlite.DB{}, Runner: &runner.Runner{}, Executable: "/bin/true", StateDir: state, ScratchDir: scratch}
+	ok := Options{Board: &sqlite.DB{}, Runner: &runner.Runner{}, Sandbox: &sandbox.Sandbox{}, Executable: "/bin/true", StateDir: state, ScratchDir: scratch}
 	if _, err := New(ok); err != nil {
 		t.Fatalf("valid options: %v", err)
 	}
 	for name, edit := range map[string]func(*Options){
 		"no store":            func(o *Options) { o.Board = nil },
 		"no runner":           func(o *Options) { o.Runner = nil },
+		"no sandbox":          func(o *Options) { o.Sandbox = nil },
 		"relative exe":        func(o *Options) { o.Executable = "warden" },
 		"no executable":       func(o *Options) { o.Executable = "" },
 		"relative state":      func(o *Options) { o.StateDir = "state" },

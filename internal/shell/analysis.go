@@ -62,6 +62,8 @@ type Arg struct {
 type Redirect struct {
 	Op     string `json:"op"`
 	Target Arg    `json:"target"`
+	// fd is the descriptor redirected when written (3 of 3<>), or "".
+	fd string
 }
 
 // Command is one executed command candidate.

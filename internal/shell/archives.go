@@ -10,6 +10,7 @@ var _ = family(func() {
 	register("archives", ruleTar, "tar", "gtar", "bsdtar")
 	register("archives", ruleUnzip, "unzip")
 	register("archives", ruleZip, "zip", "7z", "7za", "7zz")
+	register("archives", ruleCpio, "cpio")
 })
 
 var tarSpec = spec("", "A|catenate|concatenate", "c|create", "d|diff|compare", "delete", "r|append", "t|list", "test-label", "u|update",
@@ -35,11 +36,23 @@ var tarSpec = spec("", "A|catenate|concatenate", "c|create", "d|diff|compare", "
 func ruleTar(c *cmd) {
 	args := c.args
 	if len(args) > 1 && args[1].Static && !strings.HasPrefix(args[1].Value, "-") && isTarKeys(args[1].Value) {
-		// Old style: the first word is a bundle of option letters whose
-		// values follow in order.
-		opt := args[1]
-		opt.Value = "-" + opt.Value
-		args = append([]Arg{args[0], opt}, args[2:]...)
+		// Old style: the first word is a bundle of option letters, and
+		// the letters that take a value take the next words, in order
+		// (tar xzfC x.tgz DIR is -x -z -f x.tgz -C DIR).
+		keys := args[1]
+		out := []Arg{args[0]}
+		next := 2
+		for i := 0; i < len(keys.Value); i++ {
+			k := keys.Value[i]
+			opt := keys
+			opt.Value, opt.off = "-"+string(k), 0
+			out = append(out, opt)
+			if id := tarSpec.short[k]; id > 0 && tarSpec.defs[id-1].arg == argRequired && next < len(args) {
+				out = append(out, args[next])
+				next++
+			}
+		}
+		args = append(out, args[next:]...)
 	}
 	saved := c.args
 	c.args = args
@@ -68,6 +81,13 @@ func ruleTar(c *cmd) {
 		c.writes(p.values("f"))
 		c.tree(p.operands, accRead)
 		c.reads(p.operands)
+		if secret := c.w.meta[c.idx].secret; secret != "" {
+			for _, f := range p.values("f") {
+				if f.Static && f.Value != "-" {
+					c.w.taint(c.w.pathKey(f.Value), strings.TrimSuffix(secret, " "))
+				}
+			}
+		}
 	}
 }
 
@@ -100,9 +120,81 @@ func ruleUnzip(c *cmd) {
 	c.tree([]Arg{dir}, accWrite)
 }
 
+// rule7z: 7z x|e ARCHIVE -oDIR extracts into DIR (here without -o);
+// its switches are attached (-oDIR, -pPASS, -r).
+func rule7z(c *cmd) {
+	var ops []Arg
+	var out *Arg
+	for _, a := range c.args[1:] {
+		switch {
+		case strings.HasPrefix(a.Value, "-o") && len(a.Value) > 2:
+			d := sub(a, 2)
+			out = &d
+		case !strings.HasPrefix(a.Value, "-"):
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) == 0 {
+		return
+	}
+	switch ops[0].Value {
+	case "x", "e":
+		dir := Arg{Value: ".", Static: true, Span: c.span}
+		if out != nil {
+			dir = *out
+		}
+		c.writes([]Arg{dir})
+		c.tree([]Arg{dir}, accWrite)
+	case "a", "u":
+		if len(ops) > 2 {
+			c.writes(ops[1:2])
+			c.tree(ops[2:], accRead)
+			c.reads(ops[2:])
+		}
+	}
+}
+
+var cpioSpec = spec("", "i|extract", "o|create", "p|pass-through", "D|directory=", "F|file=", "E|pattern-file=", "H|format=", "I=", "O=",
+	"d|make-directories", "m|preserve-modification-time", "u|unconditional", "v|verbose", "V|dot", "t|list", "R|owner=", "to-stdout",
+	"no-absolute-filenames", "absolute-filenames", "a|reset-access-time", "b|swap", "B", "c", "C|io-size=", "f|nonmatching",
+	"l|link", "L|dereference", "n|numeric-uid-gid", "no-preserve-owner", "only-verify-crc", "quiet", "r|rename", "s|swap-bytes",
+	"S|swap-halfwords", "sparse", "M|message=", "rsh-command=", "block-size=", "W|warning=", "0|null", "A|append", "help", "version")
+
+// ruleCpio: -i extracts into -D's directory (or here); -p copies into
+// its operand directory; an archive may hold absolute names.
+func ruleCpio(c *cmd) {
+	p := c.parse(cpioSpec)
+	var dir Arg
+	switch {
+	case p.has("t"):
+		return
+	case p.has("i"):
+		dir = Arg{Value: ".", Static: true, Span: c.span}
+		if d, ok := p.value("D"); ok {
+			dir = d
+		}
+		if p.has("absolute-filenames") {
+			c.opaqueDetail(c.span, "cpio --absolute-filenames extracts to the absolute paths the archive names")
+		}
+	case p.has("p") && len(p.operands) > 0:
+		dir = p.operands[0]
+	default:
+		return
+	}
+	c.writes([]Arg{dir})
+	c.tree([]Arg{dir}, accWrite)
+	for _, v := range p.values("rsh-command") {
+		c.programOption(v, "cpio --rsh-command")
+	}
+}
+
 // ruleZip: creating an archive reads its operands (-r as trees); the
 // unzip command it may run to test is a program option.
 func ruleZip(c *cmd) {
+	if strings.HasPrefix(c.name, "7z") {
+		rule7z(c)
+		return
+	}
 	for i := 1; i < len(c.args); i++ {
 		a := c.args[i]
 		switch {

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -185,10 +186,10 @@ func staticWord(word *syntax.Word) (string, bool) {
 }
 
 // constant returns the value of a plain parameter expansion ($NAME,
-// ${NAME}) of a constant, at the place it is used.
+// ${NAME}, $1) of a constant, at the place it is used.
 func (w *walker) constant(p *syntax.ParamExp) (string, bool) {
 	if len(w.lvl.consts) == 0 || p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil ||
-		p.Repl != nil || p.Exp != nil || p.NestedParam != nil {
+		p.Repl != nil || p.Exp != nil || p.NestedParam != nil || p.Param.Value == "@" || p.Param.Value == "*" {
 		return "", false
 	}
 	c, ok := w.lvl.consts[p.Param.Value]
@@ -201,8 +202,19 @@ func (w *walker) constant(p *syntax.ParamExp) (string, bool) {
 // constantArray returns the elements of ${a[@]} or ${a[*]} for a
 // constant array a.
 func (w *walker) constantArray(p *syntax.ParamExp) ([]string, bool) {
-	if len(w.lvl.consts) == 0 || p.Param == nil || p.Excl || p.Length || p.Width || p.Index == nil || p.Slice != nil ||
+	if len(w.lvl.consts) == 0 || p.Param == nil || p.Excl || p.Length || p.Width || p.Slice != nil ||
 		p.Repl != nil || p.Exp != nil || p.NestedParam != nil {
+		return nil, false
+	}
+	if p.Index == nil && p.Param.Value == "@" {
+		// "$@": the positional parameters, one word each.
+		c, ok := w.lvl.consts["@"]
+		if !ok || int(p.Pos().Offset()) < c.after {
+			return nil, false
+		}
+		return c.elems, true
+	}
+	if p.Index == nil {
 		return nil, false
 	}
 	idx, ok := p.Index.(*syntax.Word)
@@ -216,39 +228,12 @@ func (w *walker) constantArray(p *syntax.ParamExp) ([]string, bool) {
 	return c.elems, true
 }
 
-// foldSubst returns the output of a command substitution that only runs
-// echo or printf with static arguments ($(printf 'mk%s' fs)), without
-// its trailing newlines, as bash substitutes it.
+// foldSubst returns the output of a command substitution whose text can
+// be computed ($(printf 'mk%s' fs), $(base64 -d <<< …), see foldStmts),
+// without its trailing newlines, as bash substitutes it.
 func (w *walker) foldSubst(cs *syntax.CmdSubst) (string, bool) {
-	if len(cs.Stmts) != 1 {
-		return "", false
-	}
-	st := cs.Stmts[0]
-	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.Pipe && !st.Background && len(st.Redirs) == 0 {
-		out, ok := w.foldPipe(b)
-		return strings.TrimRight(out, "\n"), ok
-	}
-	ce, ok := st.Cmd.(*syntax.CallExpr)
-	if !ok || st.Background || len(st.Redirs) > 0 || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
-		return "", false
-	}
-	name := ce.Args[0].Lit()
-	if name != "echo" && name != "printf" {
-		return "", false
-	}
-	args := make([]Arg, 0, len(ce.Args))
-	for _, word := range ce.Args {
-		v, ok := staticWord(word)
-		if !ok {
-			return "", false
-		}
-		args = append(args, Arg{Value: uncr(v, w.lvl.cr), Static: true})
-	}
-	out, ok := echoOutput(name, args)
-	if !ok {
-		return "", false
-	}
-	return strings.TrimRight(out, "\n"), true
+	out, ok := w.foldStmts(cs.Stmts)
+	return strings.TrimRight(out, "\n"), ok
 }
 
 // arithSubscripts: a static value holding a command substitution inside
@@ -280,4 +265,100 @@ func (w *walker) arithSubscripts(val string, via []string) {
 		return w.err == nil
 	})
 	w.lvl = saved
+}
+
+// withPositional returns consts with the positional parameters of a
+// shell or function set: $0 (when known) and $1…, "$@" and $#.
+func withPositional(consts map[string]constVal, zero string, params []string) map[string]constVal {
+	out := make(map[string]constVal, len(consts)+len(params)+3)
+	for k, v := range consts {
+		out[k] = v
+	}
+	if zero != "" {
+		out["0"] = constVal{value: zero}
+	}
+	for i, p := range params {
+		out[strconv.Itoa(i+1)] = constVal{value: p}
+	}
+	out["@"] = constVal{array: true, elems: params}
+	out["#"] = constVal{value: strconv.Itoa(len(params))}
+	return out
+}
+
+// setsPositional reports whether a text may change its positional
+// parameters (shift, set, getopts) or read them as a whole in ways the
+// constants do not follow.
+func setsPositional(n syntax.Node) bool {
+	found := false
+	walkTree(n, func(m syntax.Node) bool {
+		if ce, ok := m.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
+			switch ce.Args[0].Lit() {
+			case "shift", "set", "getopts", "source", ".":
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// usesPositional reports whether a text expands a positional parameter.
+func usesPositional(n syntax.Node) bool {
+	found := false
+	walkTree(n, func(m syntax.Node) bool {
+		if pe, ok := m.(*syntax.ParamExp); ok && pe.Param != nil {
+			if v := pe.Param.Value; v == "@" || v == "*" || v == "#" || isDigits(v) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// topPositional reads a top-level `set -- ARGS` (static, the only change
+// of the positional parameters in the text) into consts.
+func topPositional(f *syntax.File, consts map[string]constVal) map[string]constVal {
+	var set *syntax.Stmt
+	sets := 0
+	walkTree(f, func(m syntax.Node) bool {
+		if ce, ok := m.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
+			switch ce.Args[0].Lit() {
+			case "shift", "getopts":
+				sets += 2
+			case "set":
+				sets++
+			}
+		}
+		return sets < 2
+	})
+	if sets != 1 {
+		return consts
+	}
+	for _, st := range f.Stmts {
+		if ce, ok := st.Cmd.(*syntax.CallExpr); ok && len(ce.Args) >= 2 && ce.Args[0].Lit() == "set" && ce.Args[1].Lit() == "--" &&
+			!st.Background && len(ce.Assigns) == 0 {
+			set = st
+		}
+	}
+	if set == nil {
+		return consts
+	}
+	var params []string
+	for _, a := range set.Cmd.(*syntax.CallExpr).Args[2:] {
+		v, ok := staticWord(a)
+		if !ok {
+			return consts
+		}
+		params = append(params, v)
+	}
+	out := withPositional(consts, "", params)
+	after := int(set.End().Offset())
+	for k, v := range out {
+		if _, old := consts[k]; !old {
+			v.after = after
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -45,8 +45,10 @@ func ruleDocker(c *cmd) {
 		}
 	case "stop", "kill", "rm", "rmi", "restart", "prune":
 		c.find(clsContainerLife, c.span)
+	case "push":
+		c.findDetail(clsPkgPublish, c.span, c.name+" push")
 	case "compose":
-		c.composeVerb(rest)
+		c.composeVerb(restStart)
 	case "system":
 		if slicesHas([]string{"prune", "reset", "rm", "remove", "kill", "stop", "restart"}, first) {
 			c.find(clsContainerLife, c.span)
@@ -57,9 +59,17 @@ func ruleDocker(c *cmd) {
 			c.find(clsContainerLife, c.span)
 		case "exec":
 			c.dockerExec(restStart + 1)
+		case "run", "create":
+			c.privileged(restStart + 1)
+		case "push":
+			c.findDetail(clsPkgPublish, c.span, c.name+" "+sub+" push")
+		case "build":
+			if hasWord(c.args, "--push") || hasPrefixWord(c.args, "--output=type=registry", "--output type=registry") {
+				c.findDetail(clsPkgPublish, c.span, c.name+" "+sub+" build --push")
+			}
 		}
 	case "run", "create":
-		c.privileged(rest)
+		c.privileged(restStart)
 	case "exec":
 		c.dockerExec(restStart)
 	case "cp":
@@ -88,63 +98,121 @@ func (c *cmd) dockerExec(from int) {
 	}
 }
 
-func (c *cmd) composeVerb(rest []Arg) {
-	for i := 0; i < len(rest); i++ {
-		v := rest[i].Value
-		if strings.HasPrefix(v, "-") {
-			if slicesHas([]string{"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory", "--ansi", "--parallel", "--progress"}, v) {
-				i++
-			}
-			continue
-		}
-		switch v {
-		case "down", "stop", "kill", "rm", "restart":
-			c.find(clsContainerLife, c.span)
-		case "exec", "run":
-			// compose exec SERVICE CMD…: options, service, then the command.
-			j := i + 1
-			for j < len(rest) && strings.HasPrefix(rest[j].Value, "-") {
-				if slicesHas([]string{"-e", "--env", "-u", "--user", "-w", "--workdir", "--index", "--name", "--entrypoint", "-p", "--publish", "-v", "--volume", "-l", "--label"}, rest[j].Value) {
-					j++
-				}
-				j++
-			}
-			if j+1 < len(rest) {
-				c.run(rest[j+1:], "compose "+v)
-			}
-		}
+var (
+	composeGlobal = spec("+!", "f|file=", "p|project-name=", "profile=", "env-file=", "project-directory=", "ansi=", "parallel=",
+		"progress=", "compatibility", "dry-run", "all-resources", "no-ansi", "verbose", "log-level=", "H|host=", "context=", "tls",
+		"skip-hostname-check", "h|help", "v|version")
+	composeExec = spec("+!", "d|detach", "dry-run", "e|env=", "index=", "T|no-TTY|no-tty", "privileged", "u|user=", "w|workdir=",
+		"i|interactive", "t|tty", "h|help")
+	composeRun = spec("+!", "build", "cap-add=", "cap-drop=", "d|detach", "entrypoint=", "e|env=", "env-from-file=", "i|interactive",
+		"l|label=", "name=", "T|no-TTY|no-tty", "no-deps", "p|publish=", "pull=", "quiet", "quiet-build", "quiet-pull", "remove-orphans",
+		"rm", "P|service-ports", "use-aliases", "u|user=", "v|volume=", "w|workdir=", "t|tty", "h|help")
+)
+
+// composeVerb reads compose's global options, then its verb: down, stop,
+// kill, rm and restart are lifecycle; exec and run run their command in
+// a service's container (run's --entrypoint replaces the program).
+func (c *cmd) composeVerb(from int) {
+	g := parseOpts(composeGlobal, c.args, from)
+	if len(g.operands) == 0 {
 		return
+	}
+	switch verb := g.operands[0].Value; verb {
+	case "down", "stop", "kill", "rm", "restart":
+		c.find(clsContainerLife, c.span)
+	case "exec", "run":
+		sp := composeExec
+		if verb == "run" {
+			sp = composeRun
+		}
+		p := parseOpts(sp, c.args, g.end+1)
+		c.explain(&p)
+		if len(p.unknown) > 0 {
+			u := c.args[p.unknown[0]]
+			c.opaqueDetail(u.Span, "option "+u.Value+" of compose "+verb+" is not known: what it runs cannot be read")
+		}
+		if len(p.operands) == 0 {
+			return
+		}
+		cmdArgs := p.operands[1:] // after the service
+		if e, ok := p.value("entrypoint"); ok {
+			cmdArgs = append([]Arg{e}, cmdArgs...)
+		}
+		if len(cmdArgs) > 0 {
+			c.run(cmdArgs, "compose "+verb)
+		}
+		if p.has("privileged") {
+			c.find(clsContainerPriv, c.span)
+		}
+		for _, v := range p.values("v") {
+			if c.hostMount(v.Value) {
+				c.findDetail(clsContainerPriv, v.Span, "--volume "+v.Value)
+			}
+		}
 	}
 }
 
-func ruleCompose(c *cmd) { c.composeVerb(c.args[1:]) }
+func ruleCompose(c *cmd) { c.composeVerb(1) }
 
-// privileged flags run/create options that give the container the host.
-func (c *cmd) privileged(rest []Arg) {
-	for i, a := range rest {
-		v := a.Value
-		if !strings.HasPrefix(v, "-") {
-			break // the image: the rest is its command
-		}
-		next := ""
-		if i+1 < len(rest) {
-			next = rest[i+1].Value
-		}
-		switch {
-		case v == "--privileged" || v == "--privileged=true":
-		case v == "--pid=host" || v == "--net=host" || v == "--network=host" || v == "--ipc=host" || v == "--userns=host" || v == "--uts=host" || v == "--cgroupns=host":
-		case (v == "--pid" || v == "--net" || v == "--network" || v == "--ipc" || v == "--userns" || v == "--uts") && next == "host":
-		case strings.HasPrefix(v, "--cap-add") && (strings.Contains(strings.ToUpper(v+" "+next), "ALL") || strings.Contains(strings.ToUpper(v+" "+next), "SYS_ADMIN") || strings.Contains(strings.ToUpper(v+" "+next), "SYS_PTRACE")):
-		case strings.HasPrefix(v, "--security-opt") && strings.Contains(v+" "+next, "unconfined"):
-		case strings.HasPrefix(v, "--device") && strings.Contains(v+" "+next, "/dev/"):
-		case (v == "-v" || v == "--volume") && c.hostMount(next):
-		case strings.HasPrefix(v, "--volume=") && c.hostMount(v[len("--volume="):]):
-		case strings.HasPrefix(v, "-v") && len(v) > 2 && c.hostMount(v[2:]):
-		case strings.HasPrefix(v, "--mount") && (strings.Contains(v+","+next+",", "source=/,") || strings.Contains(v+","+next+",", "src=/,") || strings.Contains(v+next, "docker.sock")):
-		default:
+// dockerRunSpec reads docker (podman, nerdctl) run and create: pflag
+// style, no abbreviations, short flags bundled (-itv/:/h).
+var dockerRunSpec = spec("+!", "a|attach=", "add-host=", "annotation=", "blkio-weight=", "blkio-weight-device=", "cap-add=", "cap-drop=",
+	"cgroup-parent=", "cgroupns=", "cidfile=", "cpu-period=", "cpu-quota=", "cpu-rt-period=", "cpu-rt-runtime=", "c|cpu-shares=", "cpus=",
+	"cpuset-cpus=", "cpuset-mems=", "d|detach", "detach-keys=", "device=", "device-cgroup-rule=", "device-read-bps=", "device-read-iops=",
+	"device-write-bps=", "device-write-iops=", "disable-content-trust", "dns=", "dns-option=", "dns-search=", "domainname=",
+	"entrypoint=", "e|env=", "env-file=", "expose=", "gpus=", "group-add=", "health-cmd=", "health-interval=", "health-retries=",
+	"health-start-period=", "health-timeout=", "help", "h|hostname=", "init", "i|interactive", "ip=", "ip6=", "ipc=", "isolation=",
+	"kernel-memory=", "l|label=", "label-file=", "link=", "link-local-ip=", "log-driver=", "log-opt=", "mac-address=", "m|memory=",
+	"memory-reservation=", "memory-swap=", "memory-swappiness=", "mount=", "name=", "net|network=", "net-alias|network-alias=",
+	"no-healthcheck", "oom-kill-disable", "oom-score-adj=", "pid=", "pids-limit=", "platform=", "privileged?", "p|publish=",
+	"P|publish-all", "pull=", "q|quiet", "read-only", "restart=", "rm", "runtime=", "security-opt=", "shm-size=", "sig-proxy?",
+	"stop-signal=", "stop-timeout=", "storage-opt=", "sysctl=", "tmpfs=", "t|tty", "ulimit=", "u|user=", "userns=", "uts=",
+	"v|volume=", "volume-driver=", "volumes-from=", "w|workdir=", "pod=", "replace", "systemd=", "arch=", "os=", "tz=", "secret=",
+	"rootfs", "http-proxy?", "hostuser=", "passwd", "umask=", "group-entry=", "passwd-entry=", "personality=", "preserve-fds=",
+	"requires=", "sdnotify=", "seccomp-policy=", "chrootdirs=", "image-volume=", "init-path=", "cgroup-conf=", "cgroups=",
+	"conmon-pidfile=", "decryption-key=", "device-cgroup-rule=", "uidmap=", "gidmap=", "subuidname=", "subgidname=")
+
+// privileged flags run/create options that give the container the host:
+// --privileged, the host's namespaces, all or admin capabilities, no
+// confinement, devices, and mounts of the host's root, its runtime
+// socket, /etc or a home directory.
+func (c *cmd) privileged(from int) {
+	p := parseOpts(dockerRunSpec, c.args, from)
+	c.explain(&p)
+	for _, h := range p.hits {
+		if h.def <= 0 {
 			continue
 		}
-		c.find(clsContainerPriv, a.Span)
+		d := dockerRunSpec.defs[h.def-1]
+		name := d.names[len(d.names)-1]
+		v := strings.ToLower(h.val.Value)
+		priv := false
+		switch name {
+		case "privileged":
+			priv = !h.hasVal || v == "true" || v == "1"
+		case "pid", "network", "ipc", "userns", "uts", "cgroupns":
+			priv = v == "host"
+		case "cap-add":
+			priv = strings.Contains(strings.ToUpper(v), "ALL") || strings.Contains(strings.ToUpper(v), "SYS_ADMIN") ||
+				strings.Contains(strings.ToUpper(v), "SYS_PTRACE") || strings.Contains(strings.ToUpper(v), "SYS_MODULE") ||
+				strings.Contains(strings.ToUpper(v), "DAC_READ_SEARCH")
+		case "security-opt":
+			priv = strings.Contains(v, "unconfined") || strings.Contains(v, "label=disable") || strings.Contains(v, "label:disable")
+		case "device":
+			priv = strings.Contains(v, "/dev/")
+		case "volume":
+			priv = c.hostMount(h.val.Value)
+		case "mount":
+			for _, kv := range strings.Split(h.val.Value, ",") {
+				k, val, _ := strings.Cut(kv, "=")
+				if (k == "source" || k == "src") && strings.HasPrefix(val, "/") && c.hostMount(val) {
+					priv = true
+				}
+			}
+		}
+		if priv {
+			c.findDetail(clsContainerPriv, c.args[h.at].Span, "--"+name+" "+h.val.Value)
+		}
 	}
 }
 
@@ -169,71 +237,74 @@ func (c *cmd) hostMount(spec string) bool {
 		strings.HasPrefix(p, "/etc/") || p == "/boot" || p == "/usr" || p == "/var" || p == "/Users"
 }
 
+var (
+	apptainerExec = spec("+!", "B|bind=", "env=", "env-file=", "H|home=", "o|overlay=", "pwd=", "W|workdir=", "security=", "network=",
+		"network-args=", "app=", "fusemount=", "mount=", "scratch=", "S", "hostname=", "add-caps=", "drop-caps=", "config=", "pid-file=",
+		"nv-ccli", "nv", "rocm", "oci", "c|contain", "C|containall", "e|cleanenv", "i|ipc", "p|pid", "u|userns", "f|fakeroot", "writable",
+		"writable-tmpfs", "no-home", "no-mount=", "no-privs", "keep-privs", "allow-setuid", "boot", "compat", "disable-cache", "no-init",
+		"no-umask", "no-eval", "no-https", "no-net", "containlibs=", "dns=", "passphrase", "pem-path=", "userns", "uts", "h|help")
+	toolboxRun  = spec("+!", "c|container=", "d|distro=", "r|release=", "preserve-fds=", "h|help")
+	lxcExec     = spec("!", "env=", "n|mode=", "T|force-noninteractive", "t|force-interactive", "user=", "group=", "cwd=", "project=", "h|help")
+	distroEnter = spec("!", "n|name=", "e|exec", "T|no-tty", "nw|no-workdir", "a|additional-flags=", "r|root", "d|dry-run", "v|verbose", "h|help", "V|version")
+	flatpakRun  = spec("+!", "arch=", "command=", "cwd=", "branch=", "user", "system", "installation=", "runtime=", "runtime-version=",
+		"commit=", "runtime-commit=", "devel", "log-session-bus", "log-system-bus", "log-a11y-bus", "no-a11y-bus", "a11y-bus",
+		"no-session-bus", "session-bus", "no-documents-portal", "file-forwarding", "die-with-parent", "parent-pid=", "parent-expose-pids",
+		"parent-share-pids", "instance-id-fd=", "share=", "unshare=", "socket=", "nosocket=", "device=", "nodevice=", "allow=",
+		"disallow=", "filesystem=", "nofilesystem=", "add-policy=", "remove-policy=", "env=", "unset-env=", "env-fd=", "own-name=",
+		"talk-name=", "no-talk-name=", "system-own-name=", "system-talk-name=", "system-no-talk-name=", "persist=", "sandbox", "p|verbose",
+		"ostree-verbose", "h|help")
+)
+
 // ruleContainerExec: apptainer/singularity exec IMAGE CMD, toolbox run
 // CMD, lxc exec C -- CMD, distrobox enter C -- CMD, flatpak run
-// --command=CMD APP ARGS, and their shells.
+// [--command=PROG] APP ARGS, and their removal verbs.
 func ruleContainerExec(c *cmd) {
-	if len(c.args) < 2 {
+	g := parseOpts(plainSpec, c.args, 1)
+	if len(g.operands) == 0 {
 		return
 	}
-	sub := c.args[1].Value
-	var ops []Arg
-	var after []Arg
-	for i := 2; i < len(c.args); i++ {
-		if c.args[i].Value == "--" {
-			after = c.args[i+1:]
-			break
+	sub := g.operands[0].Value
+	from := g.end + 1
+	run := func(sp *optSpec, skip int, dashOnly bool, how string) {
+		p := parseOpts(sp, c.args, from)
+		c.explain(&p)
+		if len(p.unknown) > 0 {
+			u := c.args[p.unknown[0]]
+			c.opaqueDetail(u.Span, "option "+u.Value+" of "+how+" is not known: what it runs cannot be read")
 		}
-		if !strings.HasPrefix(c.args[i].Value, "-") {
-			ops = append(ops, c.args[i])
+		ops := p.operands
+		if dashOnly {
+			ops = nil
+			if p.dashdash >= 0 {
+				ops = c.args[p.dashdash+1:]
+			}
+			skip = 0
+		}
+		if len(ops) <= skip {
+			return
+		}
+		args := ops[skip:]
+		if v, ok := p.value("command"); ok {
+			args = append([]Arg{v}, args...) // flatpak run --command=PROG APP ARGS
+		}
+		if len(args) > 0 {
+			c.run(args, how)
 		}
 	}
 	switch c.name + " " + sub {
 	case "apptainer exec", "singularity exec":
-		// Options, the image, then the command.
-		i := c.skipOptions(2, "B", "bind", "env", "env-file", "H", "home", "o", "overlay", "pwd", "W", "workdir", "security", "network",
-			"network-args", "app", "fusemount", "mount", "scratch", "S", "hostname", "add-caps", "drop-caps", "config", "pid-file", "nv-ccli", "oci")
-		if i+1 < len(c.args) {
-			c.run(c.args[i+1:], c.name+" exec")
-		}
+		run(apptainerExec, 1, false, c.name+" exec")
 	case "toolbox run":
-		if i := c.skipOptions(2, "c", "container", "d", "distro", "r", "release"); i < len(c.args) {
-			c.run(c.args[i:], "toolbox run")
-		}
-	case "lxc exec", "distrobox enter":
-		if len(after) > 0 {
-			c.run(after, c.name+" "+sub)
-		}
+		run(toolboxRun, 0, false, "toolbox run")
+	case "lxc exec":
+		run(lxcExec, 0, true, "lxc exec")
+	case "distrobox enter":
+		run(distroEnter, 0, true, "distrobox enter")
 	case "flatpak run":
-		for _, a := range c.args[2:] {
-			if v, ok := strings.CutPrefix(a.Value, "--command="); ok && len(ops) >= 1 {
-				args := append([]Arg{{Value: v, Static: a.Static, Span: a.Span}}, ops[1:]...)
-				c.run(args, "flatpak run --command")
-			}
-		}
+		run(flatpakRun, 1, false, "flatpak run")
 	case "flatpak uninstall", "flatpak remove":
 		c.find(clsPkgRemove, c.span)
 	case "lxc delete", "lxc rm", "lxc stop", "distrobox rm", "distrobox stop", "toolbox rm", "toolbox rmi":
 		c.find(clsContainerLife, c.span)
 	}
-}
-
-// skipOptions returns the index of the first operand from argv[from],
-// skipping options (those named take the next word) and "--".
-func (c *cmd) skipOptions(from int, valued ...string) int {
-	i := from
-	for i < len(c.args) {
-		v := c.args[i].Value
-		if v == "--" {
-			return i + 1
-		}
-		if !strings.HasPrefix(v, "-") || v == "-" {
-			return i
-		}
-		if name := strings.TrimLeft(v, "-"); !strings.Contains(name, "=") && slicesHas(valued, name) {
-			i++
-		}
-		i++
-	}
-	return i
 }

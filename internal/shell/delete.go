@@ -1,12 +1,38 @@
 package shell
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // Family delete: rm, find -delete, and the moves that delete.
 
 var _ = family(func() {
 	register("delete", ruleRm, "rm", "unlink", "rmdir")
+	register("delete", ruleRimraf, "rimraf", "del-cli", "trash-empty")
 })
+
+var rimrafSpec = spec("", "G|glob", "no-glob", "preserve-root?", "no-preserve-root", "tmp=", "max-retries=", "retry-delay=",
+	"backoff=", "impl=", "i|interactive", "I", "v|verbose", "q|quiet", "h|help", "version", "f|force", "all")
+
+// ruleRimraf: rimraf (node's rm -rf, run through npx) and del-cli delete
+// their operands recursively and without asking; trash-empty empties the
+// trash.
+func ruleRimraf(c *cmd) {
+	if c.name == "trash-empty" {
+		c.find(clsDeleteRecursive, c.span)
+		return
+	}
+	p := c.parse(rimrafSpec)
+	if p.has("h", "version") {
+		return
+	}
+	args := []Arg{{Value: "rm", Static: true, Span: c.args[0].Span}, {Value: "-rf", Static: true, Span: c.args[0].Span}, {Value: "--", Static: true, Span: c.args[0].Span}}
+	saved := c.args
+	c.args = append(args, p.operands...)
+	ruleRm(c)
+	c.args = saved
+}
 
 var rmSpec = spec("", "f|force", "i", "I", "interactive?", "one-file-system", "no-preserve-root", "preserve-root?",
 	"r|R|recursive", "d|dir", "v|verbose", "help", "version")
@@ -47,9 +73,9 @@ func ruleRm(c *cmd) {
 		}
 		c.writes([]Arg{op})
 		if recursive {
-			c.tree([]Arg{op}, accWrite)
+			c.deleteTree(op)
 		}
-		if !ok || !isTemp(r) || !writtenAbs(op) {
+		if !ok || !tempEntry(op, r) || !writtenAbs(op) && !c.w.dir.moved {
 			allTemp = false
 		}
 		// A relative operand is judged by where it leads only when that
@@ -89,9 +115,11 @@ func ruleRm(c *cmd) {
 // much.
 func ruleFind(c *cmd) {
 	i := 1
+	followsLinks := false // -H, -L, -follow: a start that is a link leads elsewhere
 	for i < len(c.args) {
 		v := c.args[i].Value
 		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") {
+			followsLinks = v == "-H" || v == "-L" || followsLinks && v != "-P"
 			i++
 			continue
 		}
@@ -114,6 +142,8 @@ func ruleFind(c *cmd) {
 	for i < len(c.args) {
 		v := c.args[i].Value
 		switch v {
+		case "-follow":
+			followsLinks = true
 		case "-delete":
 			deletes = true
 		case "-exec", "-execdir", "-ok", "-okdir":
@@ -149,7 +179,7 @@ func ruleFind(c *cmd) {
 	hard := false
 	for _, s := range starts {
 		r, ok := c.w.resolvePath(s)
-		if !ok || !isTemp(r) || !writtenAbs(s) {
+		if !ok || !tempEntry(s, r) || !writtenAbs(s) || followsLinks {
 			allTemp = false
 		}
 		if ok {
@@ -159,12 +189,12 @@ func ruleFind(c *cmd) {
 				continue
 			}
 		}
-		c.tree([]Arg{s}, accWrite)
+		c.deleteTree(s)
 	}
 	if len(starts) == 0 {
 		allTemp = false
 		if r := c.w.cwd(); r != "" {
-			allTemp = isTemp(r)
+			allTemp = tempRoot(r) && c.w.dir.moved && !followsLinks
 			if cls := c.w.deleteTarget(r, false); cls != "" {
 				c.findDetail(cls, c.span, r)
 				hard = true
@@ -176,9 +206,52 @@ func ruleFind(c *cmd) {
 	}
 }
 
+// tempEntry reports whether deleting operand a, resolved to r, removes
+// only an entry of a temporary directory itself (/tmp/x, /var/tmp/build),
+// which is harmless: if the entry is a symbolic link, rm and find remove
+// the link, not what it points to. A deeper path (/tmp/x/y), a trailing
+// slash (/tmp/x/) or a ".." goes through the entry, and an entry of a
+// world-writable directory may be a link anyone planted (ln -s ~ /tmp/x;
+// rm -rf /tmp/x/ empties the home directory): those are judged as the
+// deletes they may be.
+func tempEntry(a Arg, r string) bool {
+	// $TMPDIR is whatever the session last exported (a persistent
+	// terminal keeps it between calls): not known to be temporary.
+	if !isTemp(r) || !tempRoot(path.Dir(r)) || strings.HasPrefix(r, "$") || dotDot(a.Value) {
+		return false
+	}
+	v := strings.TrimRight(a.Value, "/")
+	return v == a.Value && !strings.HasSuffix(v, "/.") && v != "."
+}
+
+// tempRoot reports a temporary directory itself (/tmp, $TMPDIR).
+func tempRoot(p string) bool { return isTemp(p+"/x") && !isTemp(p) }
+
 // writtenAbs reports an operand written as an absolute place (/tmp/x,
 // ~/x, $TMPDIR/x, a constant): a delete confined to a temporary directory
 // names it. A relative one is the project's own, wherever it sits.
 func writtenAbs(a Arg) bool {
 	return isAbs(a.Value) || strings.HasPrefix(a.Value, "$")
+}
+
+// deleteTree judges what a recursive delete of a directory removes with
+// it. What the protected-path table guards below it is destroyed, not
+// planted: a floor there (a .cache/huggingface/token a project's .cache
+// may hold) asks rather than denies; warden's own files stay hardline,
+// and a protected path named itself (rm -rf ~/.ssh) keeps its tier.
+func (c *cmd) deleteTree(a Arg) {
+	p, ok := c.w.argPath(a)
+	if !ok {
+		return
+	}
+	cls, tier, d := c.w.treeClass(p, accWrite)
+	if cls == "" {
+		return
+	}
+	if tier == TierFloor {
+		if own, _, _ := c.w.argClass(a, accWrite); own == "" {
+			tier = TierDangerous
+		}
+	}
+	c.w.findTier(c.idx, cls, tier, a.Span, d)
 }

@@ -16,6 +16,15 @@ type cmd struct {
 	span Span
 }
 
+// stdinSenders send their standard input to another host.
+var stdinSenders = map[string]bool{"nc": true, "ncat": true, "netcat": true, "socat": true, "telnet": true, "openssl": true,
+	"ssh": true, "mail": true, "mailx": true, "mutt": true, "sendmail": true, "ftp": true, "tftp": true}
+
+// nameArgs are builtins whose arguments may be variable names with a
+// subscript that bash evaluates as arithmetic.
+var nameArgs = map[string]bool{"read": true, "printf": true, "test": true, "[": true, "let": true, "declare": true, "typeset": true,
+	"local": true, "readonly": true, "export": true, "unset": true, "mapfile": true, "readarray": true, "wait": true, "getopts": true}
+
 // maxProbes bounds the extra readings the analysis may try for one line
 // (a launcher option it does not know, a command name it cannot see):
 // each is a walk of the rest of the argv, and they nest.
@@ -59,6 +68,16 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		return idx
 	}
 	c.argPaths()
+	c.readsTainted()
+	if nameArgs[c.name] {
+		// These builtins evaluate a variable name they are given, and a
+		// subscript in it as arithmetic: read 'a[$(cmd)]' runs cmd.
+		for i, a := range args[1:] {
+			if a.Static && (c.name != "printf" && c.name != "test" && c.name != "[" || args[i].Value == "-v") {
+				w.arithSubscripts(a.Value, via)
+			}
+		}
+	}
 	if strings.Contains(args[0].Value, "/") {
 		w.ranFile(idx, args[0], "")
 	}
@@ -66,6 +85,21 @@ func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp S
 		p.rule(c)
 	} else if strings.HasPrefix(c.name, "mkfs.") || strings.HasPrefix(c.name, "newfs") {
 		ruleMkfs(c)
+	} else {
+		c.unknownWrapper()
+	}
+	c.markEnvDump()
+	if stdinSenders[c.name] && c.in.kind == stdinFile && (c.name != "openssl" || hasWord(c.args, "s_client")) {
+		// What it reads on stdin goes to the other end (ssh host < f,
+		// nc host port < f, mail x < f).
+		c.uploadFiles([]Arg{c.in.file})
+	}
+	if c.in.kind == stdinText && c.in.static && !w.meta[idx].hasOut {
+		// A decoder reading a static here-string prints what can be
+		// computed (base64 -d <<< … | sh).
+		if out, ok := transform(c.name, c.w.a.Commands[idx].Words(), c.in.text); ok && allStatic(args) && len(out) <= maxFolded {
+			w.meta[idx].output, w.meta[idx].hasOut = out, true
+		}
 	}
 	if w.opts.Profile == ProfileStrict && !knownSafe[c.name] {
 		c.find(clsUnknownProgram, sp)
@@ -226,6 +260,14 @@ func (c *cmd) stdinCode(kind string) {
 	case stdinFile:
 		// bash < file, python < script.py: runs a file, as bash file does.
 	case stdinSubst:
+		if text, ok := c.w.procText(c.in.subst); ok {
+			if kind == "shell" {
+				c.w.payload(text, appendVia(c.via, c.name+" < <(…)"), c.in.span, -1, stdin{})
+			} else {
+				c.inlineCode(c.name, Arg{Value: text, Static: true, Span: c.in.span}, c.name+" < <(…)")
+			}
+			return
+		}
 		c.w.a.Dynamic = true
 		c.findDetail(clsStdinShell, c.in.span, "reads its program from a process substitution")
 		c.w.remoteSubst(c.idx, Arg{Value: "<(", subst: c.in.subst, Span: c.in.span})
@@ -279,7 +321,16 @@ func (w *walker) callFunc(c *cmd, fd *funcDef) {
 	// A body says the same thing at every call with the same kind of
 	// stdin, so it is walked once per kind: a script calling log() a
 	// thousand times stays linear.
-	ek := expansion{fd, c.in.kind}
+	ek := expansion{fd: fd, in: c.in.kind}
+	var lvl *level
+	if fd.positional() && allStatic(c.args) && len(c.args) > 1 {
+		// Its arguments are its $1…: a call with other arguments says
+		// something else.
+		lvl = &level{}
+		*lvl = *fd.lvl
+		lvl.consts = withPositional(fd.lvl.consts, "", words(c.args[1:]))
+		ek.args = strings.Join(words(c.args[1:]), "\x00")
+	}
 	if w.expanded[ek] {
 		return
 	}
@@ -291,6 +342,9 @@ func (w *walker) callFunc(c *cmd, fd *funcDef) {
 	w.active[c.name] = true
 	saved := w.lvl
 	w.lvl = fd.lvl
+	if lvl != nil {
+		w.lvl = lvl
+	}
 	w.stmt(fd.decl.Body, appendVia(c.via, "function "+c.name), c.in)
 	w.lvl = saved
 	delete(w.active, c.name)
@@ -318,6 +372,16 @@ func (w *walker) newCmd() *cmd {
 func (w *walker) freeCmd(c *cmd) {
 	*c = cmd{}
 	w.free = append(w.free, c)
+}
+
+// allStatic reports whether every arg is static.
+func allStatic(args []Arg) bool {
+	for _, a := range args {
+		if !a.Static {
+			return false
+		}
+	}
+	return true
 }
 
 // words returns the values of args.

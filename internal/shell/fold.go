@@ -119,40 +119,87 @@ func (w *walker) pipeText(starts []int, k int) (string, bool) {
 	return out, true
 }
 
+// foldStmts returns what a list of commands prints when it can be known
+// without running anything: one static echo or printf, a decoder (or
+// cat) reading a static here-string or here-document, or a pipeline of
+// such stages ($(echo … | base64 -d), <(base64 -d <<< …)).
+func (w *walker) foldStmts(list []*syntax.Stmt) (string, bool) {
+	if len(list) != 1 {
+		return "", false
+	}
+	st := list[0]
+	if st.Background || st.Negated || st.Coprocess {
+		return "", false
+	}
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.Pipe && len(st.Redirs) == 0 {
+		return w.foldPipe(b)
+	}
+	return w.foldCall(st, "", false)
+}
+
+// foldCall returns what one simple command prints, given what it reads
+// on stdin (in, when piped is set), when that can be known.
+func (w *walker) foldCall(st *syntax.Stmt, in string, piped bool) (string, bool) {
+	ce, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
+		return "", false
+	}
+	for _, r := range st.Redirs {
+		switch r.Op {
+		case syntax.WordHdoc:
+			v, ok := staticWord(r.Word)
+			if !ok {
+				return "", false
+			}
+			in, piped = uncr(v, w.lvl.cr)+"\n", true
+		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc == nil || hasDynamicParts(r.Hdoc) {
+				return "", false
+			}
+			in, piped = w.hdocText(r.Hdoc), true
+		default:
+			return "", false
+		}
+	}
+	argv := make([]string, 0, len(ce.Args))
+	args := make([]Arg, 0, len(ce.Args))
+	for _, word := range ce.Args {
+		v, ok := staticWord(word)
+		if !ok {
+			return "", false
+		}
+		v = uncr(v, w.lvl.cr)
+		argv = append(argv, v)
+		args = append(args, Arg{Value: v, Static: true})
+	}
+	name := cmdName(argv[0])
+	if name == "echo" || name == "printf" {
+		return echoOutput(name, args)
+	}
+	if !piped {
+		return "", false
+	}
+	out, ok := transform(name, argv, in)
+	if !ok || len(out) > maxFolded {
+		return "", false
+	}
+	return out, true
+}
+
 // foldPipe returns the output of a pipeline of static stages
 // ($(echo … | base64 -d)), without the walker's candidates.
 func (w *walker) foldPipe(b *syntax.BinaryCmd) (string, bool) {
 	stages := flattenPipe(flattenPipe(nil, b.X), b.Y)
-	var text string
-	for i, st := range stages {
-		ce, ok := st.Cmd.(*syntax.CallExpr)
-		if !ok || st.Background || len(st.Redirs) > 0 || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
+	text, piped := "", false
+	for _, st := range stages {
+		if st.Background || st.Negated {
 			return "", false
 		}
-		argv := make([]string, 0, len(ce.Args))
-		args := make([]Arg, 0, len(ce.Args))
-		for _, word := range ce.Args {
-			v, ok := staticWord(word)
-			if !ok {
-				return "", false
-			}
-			v = uncr(v, w.lvl.cr)
-			argv = append(argv, v)
-			args = append(args, Arg{Value: v, Static: true})
-		}
-		name := cmdName(argv[0])
-		if i == 0 {
-			if name != "echo" && name != "printf" {
-				return "", false
-			}
-			if text, ok = echoOutput(name, args); !ok {
-				return "", false
-			}
-			continue
-		}
-		if text, ok = transform(name, argv, text); !ok || len(text) > maxFolded {
+		out, ok := w.foldCall(st, text, piped)
+		if !ok {
 			return "", false
 		}
+		text, piped = out, true
 	}
 	return text, true
 }

@@ -73,6 +73,7 @@ var gitSubs = map[string]*optSpec{
 		"compose", "dry-run", "confirm=", "smtp-user=", "smtp-pass=", "smtp-encryption=", "smtp-server-port=", "identity="),
 	"worktree":  spec("n", "f|force", "b=", "B=", "detach", "lock", "reason=", "checkout", "q|quiet", "track", "guess-remote", "expire=", "n|dry-run", "v|verbose", "porcelain", "z"),
 	"submodule": spec("n", "q|quiet", "recursive", "cached", "init", "remote", "f|force", "all"),
+	"rm":        spec("n", "f|force", "n|dry-run", "r", "cached", "ignore-unmatch", "sparse", "q|quiet", "pathspec-from-file=", "pathspec-file-nul"),
 }
 
 // gitProgramKeys are config keys whose value git runs as a program.
@@ -170,6 +171,11 @@ func (c *cmd) gitConfig(a Arg, how string) {
 	case low == "core.hookspath":
 		c.findDetail(clsGitConfigProgram, a.Span, "hooks from "+val)
 		return
+	}
+	if strings.HasPrefix(low, "credential.") {
+		// A helper starting with "!" is shell code; another is a program
+		// git runs as git-credential-NAME (or a path).
+		val = strings.TrimPrefix(val, "!")
 	}
 	prog := a
 	prog.Value, prog.off = val, 0
@@ -333,12 +339,20 @@ func (c *cmd) gitSub(sub string, at int) {
 		if len(ops) > 0 && ops[0].Value == "foreach" && len(ops) > 1 {
 			c.codeText(ops[1:], "git submodule foreach")
 		}
+		if len(ops) > 0 && ops[0].Value == "deinit" && p.has("f") {
+			c.find(clsGitDiscard, c.span)
+		}
 	case "bisect":
 		if len(c.args) > at+2 && c.args[at+1].Value == "run" {
 			c.run(c.args[at+2:], "git bisect run")
 		}
 	case "worktree":
 		if len(ops) > 0 && ops[0].Value == "remove" && p.has("f") {
+			c.find(clsGitDiscard, c.span)
+		}
+	case "rm":
+		// git rm -f removes files with changes not committed.
+		if p.has("f") && !p.has("cached") {
 			c.find(clsGitDiscard, c.span)
 		}
 	case "credential":

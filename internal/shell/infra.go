@@ -11,6 +11,7 @@ var _ = family(func() {
 	register("infra", ruleKubectl, "kubectl", "oc", "kubecolor")
 	register("infra", ruleHelm, "helm")
 	register("infra", ruleTerraform, "terraform", "tofu", "terragrunt")
+	register("infra", ruleStorage, "gsutil", "rclone", "mc", "restic", "borg", "kafka-topics", "kafka-topics.sh", "s3cmd", "azcopy")
 	register("infra", ruleCloud, "aws", "gcloud", "az", "pulumi", "doctl", "flyctl", "fly", "heroku", "vercel", "gh", "eksctl", "kind", "minikube", "k3d", "linode-cli", "hcloud", "scw", "ibmcloud", "oci")
 })
 
@@ -84,10 +85,16 @@ func ruleHelm(c *cmd) {
 		c.find(clsInfraDestroy, c.span)
 	case "rollback":
 		c.find(clsGitDiscard, c.span)
+	case "push", "cm-push":
+		c.findDetail(clsPkgPublish, c.span, "helm "+p.operands[0].Value)
 	}
 }
 
 var terraformSpec = spec("-!", "chdir=", "help", "version", "v")
+
+var terraformApplySpec = spec("-!", "destroy?", "auto-approve?", "refresh-only?", "refresh?", "target=", "replace=", "var=", "var-file=",
+	"lock?", "lock-timeout=", "input?", "parallelism=", "state=", "state-out=", "backup=", "compact-warnings", "json", "no-color",
+	"out=", "detailed-exitcode", "generate-config-out=", "concise")
 
 // ruleTerraform: -chdir=DIR before the verb; destroy, apply -destroy,
 // state rm, workspace delete, force-unlock.
@@ -109,8 +116,14 @@ func ruleTerraform(c *cmd) {
 	switch verb {
 	case "destroy":
 		c.find(clsInfraDestroy, c.span)
-	case "apply":
-		if hasWord(c.args, "-destroy", "--destroy") {
+	case "apply", "plan":
+		// Go's flag package: -destroy, --destroy, -destroy=true.
+		at := 1
+		for at < len(c.args) && c.args[at].Value != verb {
+			at++
+		}
+		ap := parseOpts(terraformApplySpec, c.args, at+1)
+		if verb == "apply" && ap.flagOn("destroy") {
 			c.find(clsInfraDestroy, c.span)
 		}
 	case "state":
@@ -179,14 +192,14 @@ func ruleCloud(c *cmd) {
 			c.findDetail(clsSecretRead, c.span, "prints credentials")
 		}
 	case "gcloud":
-		if has("delete") {
+		if has("delete") || len(ops) > 1 && ops[0] == "storage" && (ops[1] == "rm" || ops[1] == "rb") {
 			c.find(clsInfraDestroy, c.span)
 		}
 		if has("print-access-token", "print-identity-token", "print-refresh-token") {
 			c.findDetail(clsSecretRead, c.span, "prints a token")
 		}
 	case "az":
-		if has("delete", "purge") {
+		if has("delete", "purge") || hasVerbPrefix(ops, "delete-", "purge-") {
 			c.find(clsInfraDestroy, c.span)
 		}
 		if has("get-access-token") {
@@ -200,6 +213,8 @@ func ruleCloud(c *cmd) {
 		switch {
 		case ops[0] == "auth" && has("token"):
 			c.findDetail(clsSecretRead, c.span, "gh auth token prints a token")
+		case ops[0] == "api" && (hasPrefixWord(c.args, "-XDELETE", "--method=DELETE", "--method=delete") || hasWordPair(c.args, "-X", "DELETE") || hasWordPair(c.args, "--method", "DELETE")):
+			c.findDetail(clsInfraDestroy, c.span, "gh api DELETE")
 		case has("delete") && (ops[0] == "repo" || ops[0] == "release" || ops[0] == "secret" || ops[0] == "variable" || ops[0] == "gist" || ops[0] == "run" || ops[0] == "cache" || ops[0] == "label" || ops[0] == "ssh-key" || ops[0] == "gpg-key"):
 			c.find(clsInfraDestroy, c.span)
 		case ops[0] == "gist" && has("create"):
@@ -210,6 +225,12 @@ func ruleCloud(c *cmd) {
 				}
 			}
 			c.uploadFiles(files)
+		case ops[0] == "release" && has("create"):
+			c.findDetail(clsPkgPublish, c.span, "gh release create")
+			p := parseOpts(ghReleaseSpec, c.args, 1)
+			if len(p.operands) > 3 {
+				c.uploadFiles(p.operands[3:]) // gh release create TAG FILES…
+			}
 		case ops[0] == "release" && has("upload"):
 			var files []Arg
 			for _, a := range c.args[4:] {
@@ -233,6 +254,9 @@ func ruleCloud(c *cmd) {
 	}
 }
 
+var ghReleaseSpec = spec("", "R|repo=", "t|title=", "n|notes=", "F|notes-file=", "target=", "d|draft", "p|prerelease", "latest?",
+	"generate-notes", "notes-start-tag=", "discussion-category=", "verify-tag", "fail-on-no-commits", "notes-from-tag", "clobber", "h|help")
+
 // cloudValueFlags are global flags of the cloud CLIs that take a
 // separate value.
 var cloudValueFlags = map[string]bool{
@@ -242,4 +266,62 @@ var cloudValueFlags = map[string]bool{
 	"-g": true, "--resource-group": true, "-o": true, "--stack": true, "-s": true, "--cwd": true, "-C": true, "--context": true,
 	"-a": true, "--app": true, "-R": true, "--repo": true, "--scope": true, "-t": true, "--team": true, "--token": true, "--zone": true,
 	"--cluster": true, "--name": true, "-n": true,
+}
+
+// hasVerbPrefix reports an operand starting with one of the prefixes
+// (az storage blob delete-batch).
+func hasVerbPrefix(ops []string, prefixes ...string) bool {
+	for _, o := range ops {
+		for _, p := range prefixes {
+			if strings.HasPrefix(o, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasWordPair reports two consecutive words (-X DELETE).
+func hasWordPair(args []Arg, a, b string) bool {
+	for i := 1; i+1 < len(args); i++ {
+		if args[i].Value == a && strings.EqualFold(args[i+1].Value, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// storageVerbs are the verbs of storage, backup and queue tools that
+// delete data elsewhere (a bucket, a backup repository, a topic).
+var storageVerbs = map[string][]string{
+	"gsutil": {"rm", "rb", "rsync -d"}, "rclone": {"purge", "delete", "deletefile", "rmdir", "rmdirs", "cleanup"},
+	"mc": {"rm", "rb"}, "restic": {"forget", "prune"}, "borg": {"delete", "prune", "compact"}, "s3cmd": {"del", "rm", "rb", "deleteall"},
+	"azcopy": {"remove", "rm"},
+}
+
+var storageGlobal = spec("+", "m", "o=", "h=", "D", "DD", "q", "u", "i=", "r|repo|repository=", "password-file=", "cache-dir=",
+	"config=", "C|config-dir=", "json", "quiet", "insecure", "v|verbose", "bootstrap-server=", "zookeeper=", "command-config=")
+
+// ruleStorage: deleting buckets, objects, backups and topics.
+func ruleStorage(c *cmd) {
+	if strings.HasPrefix(c.name, "kafka-topics") {
+		if hasWord(c.args, "--delete") {
+			c.findDetail(clsInfraDestroy, c.span, c.name+" --delete")
+		}
+		return
+	}
+	if c.name == "gsutil" || c.name == "rclone" {
+		ruleCloudCopy(c) // copies to a bucket are uploads
+	}
+	g := parseOpts(storageGlobal, c.args, 1)
+	if len(g.operands) == 0 {
+		return
+	}
+	verb := g.operands[0].Value
+	for _, v := range storageVerbs[c.name] {
+		if v == verb || strings.HasPrefix(v, verb+" ") && hasWord(c.args, strings.TrimPrefix(v, verb+" ")) {
+			c.findDetail(clsInfraDestroy, c.span, c.name+" "+verb)
+			return
+		}
+	}
 }

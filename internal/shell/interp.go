@@ -68,6 +68,9 @@ func ruleEnv(c *cmd) {
 		}
 		return
 	}
+	if d, ok := p.value("C"); ok {
+		defer c.w.chdir(c.idx, d)()
+	}
 	c.run(rest, "env", assigns...)
 }
 
@@ -204,6 +207,17 @@ func ruleShell(c *cmd) {
 			i++
 			break
 		}
+		if c.name == "fish" && strings.HasPrefix(a, "--") {
+			// fish reads its long options with getopt_long: --comm is
+			// --command, --init-c is --init-command.
+			name, val, hasVal := strings.Cut(a[2:], "=")
+			if id, _ := fishSpec.lookupLong(name); id > 0 {
+				a = "--" + fishSpec.defs[id-1].names[len(fishSpec.defs[id-1].names)-1]
+				if hasVal {
+					a += "=" + val
+				}
+			}
+		}
 		switch a {
 		case "--rcfile", "--init-file", "--command", "-C":
 			if a == "--command" {
@@ -214,10 +228,15 @@ func ruleShell(c *cmd) {
 			i++
 			continue
 		}
-		if strings.HasPrefix(a, "--command=") {
-			inner := sub(c.args[i], len("--command="))
-			c.shellCode(inner)
+		if strings.HasPrefix(a, "--command=") || strings.HasPrefix(a, "--init-command=") {
+			_, v, _ := strings.Cut(c.args[i].Value, "=")
+			c.shellCode(sub(c.args[i], len(c.args[i].Value)-len(v)))
 			return
+		}
+		if a == "--init-command" && i+1 < len(c.args) {
+			c.shellCode(c.args[i+1])
+			i++
+			continue
 		}
 		if strings.HasPrefix(a, "--") {
 			continue
@@ -242,7 +261,12 @@ done:
 	switch {
 	case hasC:
 		if i < len(c.args) {
+			// sh -c CODE NAME ARGS…: $0 and $1… of the code.
+			if extra := c.args[i+1:]; len(extra) > 0 && allStatic(extra) {
+				c.w.nextPos = words(extra)
+			}
 			c.shellCode(c.args[i])
+			c.w.nextPos = nil
 		}
 	case readStdin || i >= len(c.args):
 		if privileged(c.via) && c.in.kind == stdinNone {
@@ -252,6 +276,10 @@ done:
 		c.stdinCode("shell")
 	default:
 		script := c.args[i]
+		if text, ok := c.w.procText(script.subst); ok {
+			c.w.payload(text, appendVia(c.via, c.name+" <(…)"), script.Span, -1, stdin{})
+			return
+		}
 		switch {
 		case !script.Static || strings.HasPrefix(script.Value, "<("):
 			c.dynamic(script)
@@ -262,6 +290,11 @@ done:
 		}
 	}
 }
+
+// fishSpec are fish's long options (for their abbreviations).
+var fishSpec = spec("", "c|command=", "C|init-command=", "d|debug=", "o|debug-output=", "f|features=", "i|interactive", "l|login",
+	"n|no-execute", "N|no-config", "print-rusage-self", "print-debug-categories", "p|profile=", "profile-startup=", "P|private",
+	"v|version", "h|help")
 
 // shellCode runs a shell's -c payload; a non-POSIX shell's payload that
 // bash cannot read is dynamic rather than malformed.
@@ -371,6 +404,8 @@ func ruleInterp(c *cmd) {
 		c.inlineCode(in.lang, src, c.name+" -"+strings.TrimLeft(c.args[p.hits[0].at].Value, "-")[:1])
 		if p.has(in.edits...) {
 			c.writes(p.operands)
+		} else {
+			c.reads(p.operands) // perl -ne …, python -c … FILE: the code reads its operands
 		}
 		return
 	}
@@ -386,13 +421,19 @@ func ruleInterp(c *cmd) {
 		}
 	}
 	if m, ok := p.value(in.module...); ok {
-		if (m.Value == "pip" || m.Value == "pip3") && c.name != "ipython" {
-			args := append([]Arg{{Value: "pip", Static: true, Span: m.Span}}, p.operands...)
+		// A module that is a program of its own (pip, twine, poetry, uv)
+		// does what that program does; another runs a file we cannot see.
+		if name := cmdName(m.Value); m.Static && programs[name] != nil && !shells[name] && interpreters[name] == nil && c.name != "ipython" {
+			args := append([]Arg{{Value: name, Static: true, Span: m.Span}}, p.operands...)
 			c.run(args, c.name+" -m")
 		}
-		return // a module runs a file we cannot see
+		return
 	}
 	if len(p.operands) == 0 || p.operands[0].Value == "-" {
+		if privileged(c.via) && c.in.kind == stdinNone {
+			c.findDetail(clsPrivShell, c.span, c.name+" prompt as another user") // sudo python3
+			return
+		}
 		if in.stdin {
 			c.stdinCode("interp")
 		}
@@ -455,6 +496,16 @@ func (w *walker) code(idx int, lang string, src Arg, via []string) {
 		return
 	}
 	r := codescan.Analyze(canon, src.Value)
+	for _, line := range r.Commands {
+		// Code that deletes, moves, writes or changes the mode of a path
+		// it computes at run time may reach any path: what it touches
+		// cannot be seen (the same path written in the code is judged).
+		if f := strings.Fields(line); len(f) > 0 && holeTargets[f[0]] && strings.Contains(line, "$__dyn") {
+			r.Complete = false
+			r.Reasons = append(r.Reasons, f[0]+" of a path computed at run time")
+			break
+		}
+	}
 	if len(r.Commands) > 0 {
 		script := strings.Join(r.Commands, "\n")
 		if _, err := parse(script); err == nil {
@@ -475,6 +526,11 @@ func (w *walker) code(idx int, lang string, src Arg, via []string) {
 		w.findDetail(idx, clsInlineCode, src.Span, canon+" code: "+strings.Join(r.Reasons, "; "))
 	}
 }
+
+// holeTargets are the commands codescan renders file operations as whose
+// target, computed at run time, decides how bad they are.
+var holeTargets = map[string]bool{"rm": true, "rmdir": true, "mv": true, "cp": true, "chmod": true, "chown": true, "ln": true,
+	":": true, "truncate": true, "dd": true, "tar": true}
 
 // ranFile notes a program run from a file, by an interpreter of lang (""
 // for the file's own #! line, or shell): a script the line wrote earlier
@@ -546,6 +602,10 @@ func ruleSource(c *cmd) {
 		return
 	}
 	f := args[0]
+	if text, ok := c.w.procText(f.subst); ok {
+		c.w.payload(text, appendVia(c.via, c.name+" <(…)"), f.Span, -1, stdin{})
+		return
+	}
 	switch {
 	case strings.HasPrefix(f.Value, "<(") || !f.Static:
 		c.dynamic(f)
@@ -578,7 +638,8 @@ func ruleBusybox(c *cmd) {
 var parallelSpec = spec("+", "j|jobs|P|max-procs=", "S|sshlogin=", "a|arg-file=", "d|delimiter=", "colsep|C=", "timeout=", "joblog=",
 	"results|res=", "delay=", "halt|halt-on-error=", "n|max-args=", "workdir|wd=", "tmpdir=", "I|replace=", "i?", "N=", "L|max-lines=",
 	"X", "k|keep-order", "v", "q|quote", "0|null", "u|ungroup", "line-buffer", "tag", "eta", "progress", "bar", "dry-run",
-	"no-notice", "nonall", "onall", "pipe", "pipepart", "block=", "env=", "shebang", "version", "help", "will-cite", "citation", "retries=", "memfree=", "load=", "nice=", "sshloginfile|slf=", "transferfile|tf=", "return=", "cleanup", "trc=", "basefile|bf=", "group", "r|no-run-if-empty", "E=", "e|eof?", "s|max-chars=", "x|xargs", "m", "t|verbose", "p|interactive")
+	"no-notice", "nonall", "onall", "pipe", "pipepart", "block=", "env=", "shebang", "version", "help", "will-cite", "citation", "retries=", "memfree=", "load=", "nice=", "sshloginfile|slf=", "transferfile|tf=", "return=", "cleanup", "trc=", "basefile|bf=", "group", "r|no-run-if-empty", "E=", "e|eof?", "s|max-chars=", "x|xargs", "m", "t|verbose", "p|interactive",
+	"id|semaphorename=", "fg", "bg", "W|wait", "semaphoretimeout|st=", "semaphore")
 
 // ruleParallel: the command template (up to ":::") is shell code; without
 // one, each input line is a command.
@@ -661,6 +722,13 @@ func ruleAwk(c *cmd) {
 		}
 		progs, ops = ops[:1], ops[1:]
 	}
+	var files []Arg
+	for _, op := range ops {
+		if !isAssign(op.Value) {
+			files = append(files, op) // awk reads its file operands (not VAR=value ones)
+		}
+	}
+	c.reads(files)
 	for _, prog := range progs {
 		if p.has("S") {
 			continue // --sandbox: no system(), no redirections

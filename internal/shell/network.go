@@ -19,7 +19,7 @@ var _ = family(func() {
 	register("network", ruleSCP, "scp", "sftp")
 	register("network", ruleRsync, "rsync")
 	register("network", ruleFirewall, "iptables", "ip6tables", "nft", "ufw", "iptables-legacy", "iptables-nft", "firewall-cmd", "pfctl")
-	register("network", ruleCloudCopy, "gsutil", "rclone", "mail", "mailx", "mutt", "sendmail")
+	register("network", ruleCloudCopy, "mail", "mailx", "mutt", "sendmail")
 })
 
 // fetchers download content from the network.
@@ -119,6 +119,13 @@ func (c *cmd) uploadFiles(files []Arg) {
 		if f.Value == "-" || f.Value == "." {
 			c.w.meta[c.idx].sends = true
 			c.findDetail(clsUpload, f.Span, "standard input")
+			if c.in.kind == stdinFile && c.in.file.Value != "-" {
+				c.uploadFiles([]Arg{c.in.file}) // curl -T - < FILE
+			}
+			continue
+		}
+		if what, ok := c.w.taintedPath(f); ok {
+			c.findDetail(clsExfilSecret, f.Span, what)
 			continue
 		}
 		cls, tier, d := c.w.argClass(f, accRead)
@@ -351,6 +358,10 @@ func (c *cmd) transfer(ops []Arg, recursive bool) {
 	}
 	c.writes([]Arg{dst})
 	for _, s := range srcs {
+		if recursive && strings.HasSuffix(s.Value, "/") {
+			// rsync SRC/ DIR: SRC's contents land in DIR itself.
+			c.tree([]Arg{dst}, accWrite)
+		}
 		base := path.Base(strings.TrimSuffix(s.Value[strings.LastIndexByte(s.Value, ':')+1:], "/"))
 		if base == "" || base == "." || base == "/" {
 			continue

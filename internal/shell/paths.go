@@ -198,6 +198,13 @@ func isTemp(p string) bool {
 	return false
 }
 
+// criticalDirs are directories below the top level without which the
+// system does not run (its programs, libraries and package database).
+var criticalDirs = map[string]bool{"/usr/bin": true, "/usr/sbin": true, "/usr/lib": true, "/usr/lib32": true, "/usr/lib64": true,
+	"/usr/libexec": true, "/usr/include": true, "/usr/share": true, "/var/lib": true, "/var/lib/dpkg": true, "/var/lib/rpm": true,
+	"/var/lib/apt": true, "/var/lib/pacman": true, "/etc/systemd": true, "/etc/pam.d": true, "/etc/ssl": true, "/etc/apt": true,
+	"/boot/efi": true, "/System/Library": true, "/private/etc": true, "/private/var": true}
+
 var systemDirs = []string{"etc", "usr", "var", "bin", "sbin", "boot", "lib", "lib32", "lib64", "libx32", "home", "root", "opt", "srv", "sys", "proc", "dev", "run", "snap", "nix", "Users", "System", "Library", "Applications", "private", "Volumes", "mnt", "media"}
 
 // deleteTarget classifies a resolved operand of a recursive delete (or a
@@ -219,6 +226,9 @@ func (w *walker) deleteTarget(p string, glob bool) string {
 	}
 	if !strings.HasPrefix(p, "/") {
 		return ""
+	}
+	if criticalDirs[strings.TrimSuffix(strings.TrimSuffix(p, "/*"), "/")] {
+		return clsDeleteSystem
 	}
 	top, rest, _ := strings.Cut(p[1:], "/")
 	if rest != "" && rest != "*" && rest != ".*" {

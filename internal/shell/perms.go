@@ -12,7 +12,20 @@ var _ = family(func() {
 	register("perms", ruleChmod, "chmod")
 	register("perms", ruleChown, "chown", "chgrp")
 	register("perms", ruleChattr, "chattr", "setfacl")
+	register("privilege", ruleSetcap, "setcap")
 })
+
+// ruleSetcap: file capabilities make a program privileged when it runs
+// (setcap cap_setuid+ep python3 is setuid root by another name);
+// removing them (-r) or verifying (-v) is not.
+func ruleSetcap(c *cmd) {
+	p := c.parse(spec("", "q", "v", "r", "n=", "f", "h"))
+	if p.has("v", "r", "h") || len(p.operands) < 2 {
+		return
+	}
+	c.findDetail(clsSetuid, c.span, "setcap "+p.operands[0].Value)
+	c.writes(p.operands[1:])
+}
 
 var chmodSpec = spec("", "c|changes", "f|silent|quiet", "v|verbose", "no-preserve-root", "preserve-root", "reference=", "R|recursive",
 	"help", "version")

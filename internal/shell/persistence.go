@@ -74,6 +74,9 @@ func ruleSystemdRun(c *cmd) {
 		}
 		return
 	}
+	if d, ok := p.value("working-directory"); ok {
+		defer c.w.chdir(c.idx, d)()
+	}
 	c.run(p.operands, "systemd-run")
 }
 

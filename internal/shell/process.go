@@ -10,6 +10,7 @@ import (
 
 var _ = family(func() {
 	register("process", ruleKill, "kill")
+	register("process", func(c *cmd) { c.find(clsKillAll, c.span) }, "killall5")
 	register("process", ruleKillByName, "pkill", "killall", "skill", "slay")
 	register("system", ruleShutdown, "shutdown", "reboot", "halt", "poweroff")
 	register("system", ruleInit, "init", "telinit")

@@ -35,7 +35,7 @@ func init() {
 	register("launchers", ruleEnv, "env")
 	register("launchers", ruleSu, "su", "runuser")
 	register("launchers", ruleBusybox, "busybox", "toybox")
-	register("launchers", ruleParallel, "parallel")
+	register("launchers", ruleParallel, "parallel", "sem")
 	register("launchers", ruleFind, "find")
 	for s := range shells {
 		register("code", ruleShell, s)

@@ -35,28 +35,57 @@ func (c *cmd) sql(text string, sp Span) {
 	}
 }
 
+// sqlClients are the database clients' options: which carry statements
+// (psql -c, mysql -e), read the getopt way (psql --comm, mysql -eSQL).
+var sqlClients = map[string]struct {
+	spec *optSpec
+	code []string
+}{
+	"psql": {spec("", "c|command=", "d|dbname=", "f|file=", "v|set|variable=", "V|version", "X|no-psqlrc", "1|single-transaction",
+		"help?", "a|echo-all", "b|echo-errors", "e|echo-queries", "E|echo-hidden", "L|log-file=", "n|no-readline", "o|output=",
+		"q|quiet", "s|single-step", "S|single-line", "A|no-align", "csv", "F|field-separator=", "H|html", "P|pset=", "R|record-separator=",
+		"t|tuples-only", "T|table-attr=", "x|expanded", "z|field-separator-zero", "0|record-separator-zero", "h|host=", "p|port=",
+		"U|username=", "w|no-password", "W|password"), []string{"c"}},
+	"mysql": {spec("", "e|execute=", "u|user=", "p|password?", "h|host=", "P|port=", "D|database=", "S|socket=", "protocol=", "B|batch",
+		"N|skip-column-names", "s|silent", "v|verbose", "t|table", "r|raw", "f|force", "A|no-auto-rehash", "defaults-file=",
+		"defaults-extra-file=", "login-path=", "ssl-mode=", "ssl-ca=", "ssl-cert=", "ssl-key=", "default-character-set=", "init-command=",
+		"local-infile?", "X|xml", "H|html", "i|ignore-spaces", "E|vertical", "V|version", "help", "safe-updates", "connect-timeout=",
+		"max-allowed-packet=", "compress", "C", "tee=", "pager?", "prompt=", "binary-mode", "comments", "c"), []string{"e", "init-command"}},
+	"clickhouse-client": {spec("", "q|query=", "h|host=", "port=", "u|user=", "password=", "d|database=", "m|multiline", "n|multiquery",
+		"f|format=", "t|time", "stacktrace", "config-file=", "secure", "param_=", "queries-file="), []string{"q"}},
+	"duckdb": {spec("-", "c|cmd=", "s=", "init=", "readonly", "unsigned", "csv", "json", "line", "list", "markdown", "table", "box", "ascii",
+		"html", "bail", "batch", "echo", "header", "noheader", "separator=", "nullvalue=", "newline=", "version", "help"), []string{"c", "cmd", "s"}},
+	"sqlcmd": {spec("-", "Q|query=", "q|initial-query=", "S|server=", "d|database-name=", "U|user-name=", "P|password=", "E",
+		"i|input-file=", "o|output-file=", "C", "N", "l=", "t=", "h=", "s=", "w=", "W", "b", "V=", "m=", "r?", "y=", "Y=", "k?", "e", "I",
+		"v=", "x", "X?", "?"), []string{"Q", "q"}},
+	"cockroach": {spec("", "e|execute=", "url=", "host=", "user=", "database|d=", "insecure", "certs-dir=", "format=", "set=",
+		"echo-sql", "safe-updates?"), []string{"e"}},
+	"mariadb": {}, // like mysql (see init)
+}
+
+func init() { sqlClients["mariadb"] = sqlClients["mysql"] }
+
+var mongoSpec = spec("-", "eval=", "quiet", "nodb", "norc", "shell", "host=", "port=", "u|username=", "p|password?",
+	"authenticationDatabase=", "authenticationMechanism=", "tls", "tlsCAFile=", "tlsCertificateKeyFile=", "json=", "f|file=", "help", "version")
+
+var sqliteSpec = spec("-", "cmd=", "init=", "separator=", "newline=", "nullvalue=", "vfs=", "maxsize=", "mmap=", "pagecache==",
+	"lookaside==", "heap=", "append", "ascii", "bail", "batch", "box", "column", "csv", "deserialize", "echo", "header", "noheader",
+	"html", "interactive", "json", "line", "list", "markdown", "memtrace", "nofollow", "nonce=", "quote", "readonly", "safe", "stats",
+	"table", "tabs", "unsafe-testing", "version", "help", "A|archive", "zip")
+
 func ruleSQL(c *cmd) {
-	if c.in.kind == stdinText {
+	switch c.in.kind {
+	case stdinText:
 		c.sql(c.in.text, c.in.span)
+	case stdinPipe:
+		c.w.meta[c.idx].consumer = "sql" // judged with the pipeline
 	}
 	switch c.name {
-	case "psql":
-		c.sqlFlags("-c", "--command")
-	case "mysql", "mariadb", "cockroach":
-		c.sqlFlags("-e", "--execute")
-	case "clickhouse-client":
-		c.sqlFlags("-q", "--query")
-	case "duckdb":
-		c.sqlFlags("-c", "-cmd")
-	case "sqlcmd":
-		c.sqlFlags("-Q", "--query")
-		c.sqlFlags("-q", "--initial-query")
 	case "mongosh", "mongo":
-		for i, a := range c.args {
-			if (a.Value == "--eval" || a.Value == "-eval") && i+1 < len(c.args) {
-				if mongoDrop.MatchString(c.args[i+1].Value) {
-					c.find(clsSQLDrop, c.args[i+1].Span)
-				}
+		p := c.parse(mongoSpec)
+		for _, v := range p.values("eval") {
+			if mongoDrop.MatchString(v.Value) {
+				c.find(clsSQLDrop, v.Span)
 			}
 		}
 	case "redis-cli":
@@ -66,36 +95,27 @@ func ruleSQL(c *cmd) {
 			}
 		}
 	case "sqlite3":
-		seenDB := false
-		for i := 1; i < len(c.args); i++ {
-			v := c.args[i].Value
-			switch {
-			case v == "-cmd" && i+1 < len(c.args):
-				i++
-				c.sql(c.args[i].Value, c.args[i].Span)
-			case strings.HasPrefix(v, "-"):
-				if slicesHas([]string{"-separator", "-newline", "-nullvalue", "-init", "-vfs", "-maxsize", "-mmap", "-pagecache", "-lookaside", "-heap"}, v) {
-					i++
-				}
-			case !seenDB:
-				seenDB = true
-			default:
-				c.sql(v, c.args[i].Span)
-			}
+		// sqlite3 [OPTIONS] FILE [SQL…]
+		p := c.parse(sqliteSpec)
+		for _, v := range p.values("cmd") {
+			c.sql(v.Value, v.Span)
 		}
-	}
-}
-
-func (c *cmd) sqlFlags(short, long string) {
-	for i := 1; i < len(c.args); i++ {
-		v := c.args[i].Value
-		switch {
-		case (v == short || v == long) && i+1 < len(c.args):
-			c.sql(c.args[i+1].Value, c.args[i+1].Span)
-		case strings.HasPrefix(v, long+"="):
-			c.sql(v[len(long)+1:], c.args[i].Span)
-		case len(short) == 2 && strings.HasPrefix(v, short) && len(v) > 2 && !strings.HasPrefix(v, "--"):
-			c.sql(v[2:], c.args[i].Span)
+		for _, op := range p.operands[min(1, len(p.operands)):] {
+			c.sql(op.Value, op.Span)
+		}
+	default:
+		cl, ok := sqlClients[c.name]
+		if !ok || cl.spec == nil {
+			return
+		}
+		p := c.parse(cl.spec)
+		for _, v := range p.values(cl.code...) {
+			c.sql(v.Value, v.Span)
+		}
+		if c.name == "duckdb" && len(p.operands) > 1 {
+			for _, op := range p.operands[1:] {
+				c.sql(op.Value, op.Span) // duckdb FILE SQL
+			}
 		}
 	}
 }

@@ -14,6 +14,20 @@ import (
 type funcDef struct {
 	decl *syntax.FuncDecl
 	lvl  *level
+	// usesPos caches positional: 0 unknown, 1 no, 2 yes.
+	usesPos uint8
+}
+
+// positional reports whether the body reads its arguments as positional
+// parameters and never changes them (shift, set).
+func (fd *funcDef) positional() bool {
+	if fd.usesPos == 0 {
+		fd.usesPos = 1
+		if usesPositional(fd.decl.Body) && !setsPositional(fd.decl.Body) {
+			fd.usesPos = 2
+		}
+	}
+	return fd.usesPos == 2
 }
 
 // forkBomb is forkBomb(fd), remembered per declaration.

@@ -10,10 +10,10 @@ import "strings"
 
 var _ = family(func() {
 	register("tools", ruleRg, "rg")
-	register("tools", func(c *cmd) { c.optionPrograms("--compress-program") }, "sort")
-	register("tools", func(c *cmd) { c.optionPrograms("--pager"); c.recursiveReads(true) }, "ag")
+	register("tools", func(c *cmd) { c.programOptions(sortSpec, "compress-program") }, "sort")
+	register("tools", func(c *cmd) { c.recursiveReads(c.programOptions(agSpec, "pager"), 0) }, "ag")
 	register("tools", ruleMan, "man")
-	register("tools", func(c *cmd) { c.optionPrograms("-z") }, "tcpdump")
+	register("tools", func(c *cmd) { c.programOptions(tcpdumpSpec, "z") }, "tcpdump")
 	register("tools", ruleVim, "vim", "vi", "nvim", "view", "ex", "vimdiff", "gvim", "rvim", "nvi", "elvis")
 	register("tools", ruleEmacs, "emacs", "emacsclient")
 	register("tools", ruleLess, "less", "more")
@@ -28,23 +28,39 @@ var _ = family(func() {
 	register("tools", ruleGrep, "grep", "egrep", "fgrep", "ack", "ugrep")
 })
 
-// optionPrograms flags the named program-bearing options and analyses
-// their values as commands.
-func (c *cmd) optionPrograms(names ...string) {
-	for i := 1; i < len(c.args); i++ {
-		a := c.args[i]
-		for _, n := range names {
-			switch {
-			case a.Value == n && i+1 < len(c.args):
-				c.programOption(c.args[i+1], c.name+" "+n)
-			case strings.HasPrefix(a.Value, n+"="):
-				c.programOption(sub(a, len(n)+1), c.name+" "+n)
-			case len(n) == 2 && strings.HasPrefix(a.Value, n) && len(a.Value) > 2 && !strings.HasPrefix(a.Value, "--"):
-				c.programOption(sub(a, 2), c.name+" "+n)
-			}
+// programOptions reads c's options with sp and judges the values of the
+// named ones as programs it runs (sort --compress-program, man -P).
+func (c *cmd) programOptions(sp *optSpec, names ...string) opts {
+	p := c.parse(sp)
+	for _, n := range names {
+		for _, v := range p.values(n) {
+			c.programOption(v, c.name+" --"+n)
 		}
 	}
+	return p
 }
+
+var (
+	sortSpec = spec("", "b|ignore-leading-blanks", "d|dictionary-order", "f|ignore-case", "g|general-numeric-sort", "i|ignore-nonprinting",
+		"M|month-sort", "h|human-numeric-sort", "n|numeric-sort", "R|random-sort", "random-source=", "r|reverse", "sort=", "V|version-sort",
+		"batch-size=", "c|check?", "C", "compress-program=", "debug", "files0-from=", "k|key=", "m|merge", "o|output=", "s|stable",
+		"S|buffer-size=", "t|field-separator=", "T|temporary-directory=", "parallel=", "u|unique", "z|zero-terminated", "help", "version")
+	agSpec = spec("", "pager=", "G|file-search-regex=", "ignore=", "ignore-dir=", "A|after=", "B|before=", "C|context=", "m|max-count=",
+		"p|path-to-ignore=", "depth=", "workers=", "color-line-number=", "color-match=", "color-path=", "g=", "file-search-regex=")
+	rgSpec = spec("!", "pre=", "hostname-bin=", "e|regexp=", "f|file=", "g|glob=", "iglob=", "t|type=", "T|type-not=", "type-add=",
+		"type-clear=", "m|max-count=", "A|after-context=", "B|before-context=", "C|context=", "context-separator=",
+		"field-match-separator=", "field-context-separator=", "E|encoding=", "j|threads=", "M|max-columns=", "d|max-depth=",
+		"max-filesize=", "path-separator=", "pre-glob=", "r|replace=", "sort=", "sortr=", "color=", "colors=", "engine=",
+		"dfa-size-limit=", "regex-size-limit=", "ignore-file=", "generate=", "hyperlink-format=", "V|version", "h|help")
+	tcpdumpSpec = spec("", "z=", "Z|relinquish-privileges=", "w=", "r=", "i|interface=", "c=", "C=", "G=", "W=", "s|snapshot-length=",
+		"E=", "F=", "j|time-stamp-type=", "T=", "y|linktype=", "B|buffer-size=", "M=", "V=", "Q|direction=", "time-stamp-precision=",
+		"micro", "nano", "count", "print", "immediate-mode", "version", "help")
+	manSpec = spec("", "P|pager=", "H|html?", "E|encoding=", "L|locale=", "M|manpath=", "S|s|sections=", "m|systems=", "p|preprocessor=",
+		"R|recode=", "T|troff-device?", "X|gxditview?", "C|config-file=", "r|prompt=", "l|local-file", "k|apropos", "K|global-apropos",
+		"f|whatis", "w|where|path|location", "W|where-cat|location-cat", "a|all", "u|update", "c|catman", "d|debug", "D|default",
+		"i|ignore-case", "I|match-case", "t|troff", "Z|ditroff", "e|extension=", "warnings?", "regex", "wildcard", "names-only",
+		"no-subpages", "no-hyphenation", "no-justification", "7|ascii", "h|help", "V|version")
+)
 
 // programOption records an option that runs a program and analyses it.
 func (c *cmd) programOption(a Arg, how string) {
@@ -84,8 +100,7 @@ func knownHelper(a Arg) bool {
 }
 
 func ruleRg(c *cmd) {
-	c.optionPrograms("--pre", "--hostname-bin")
-	c.recursiveReads(true)
+	c.recursiveReads(c.programOptions(rgSpec, "pre", "hostname-bin"), 0)
 }
 
 var grepSpec = spec("", "e|regexp=", "f|file=", "m|max-count=", "A|after-context=", "B|before-context=", "C|context=", "d|directories=",
@@ -100,34 +115,37 @@ var grepSpec = spec("", "e|regexp=", "f|file=", "m|max-count=", "A|after-context
 func ruleGrep(c *cmd) {
 	p := c.parse(grepSpec)
 	if p.has("r", "R") {
-		c.recursiveReads(false)
+		skip := 1 // the pattern, unless -e or -f gave it
+		if p.has("e", "f") {
+			skip = 0
+		}
+		c.recursiveReads(p, skip)
 	}
 }
 
-// recursiveReads judges the operands of a recursive reader as trees
-// (all of them for rg and ag, which search directories by default; the
-// first is the pattern for grep).
-func (c *cmd) recursiveReads(all bool) {
-	var ops []Arg
-	for _, a := range c.args[1:] {
-		if !strings.HasPrefix(a.Value, "-") {
-			ops = append(ops, a)
+// recursiveReads judges the operands of a recursive reader as trees, but
+// the first skip (the pattern). rg and ag search directories by default.
+func (c *cmd) recursiveReads(p opts, skip int) {
+	ops := p.operands
+	if c.name == "rg" || c.name == "ag" {
+		skip = 1
+		if c.name == "rg" && p.has("e", "f") || c.name == "ag" && p.has("G") {
+			skip = 0
 		}
 	}
-	if len(ops) > 0 && (!all || c.name == "rg" || c.name == "ag") {
-		ops = ops[1:] // the pattern
+	if len(ops) < skip {
+		return
 	}
-	c.tree(ops, accRead)
+	c.tree(ops[skip:], accRead)
 }
 
 // ruleMan: -P/--pager name a program; -H/--html open a browser.
 func ruleMan(c *cmd) {
-	c.optionPrograms("-P", "--pager")
-	for _, a := range c.args[1:] {
-		if strings.HasPrefix(a.Value, "-H") || strings.HasPrefix(a.Value, "--html") {
-			c.find(clsProgramOption, a.Span)
-			return
-		}
+	p := c.programOptions(manSpec, "P")
+	if v, ok := p.value("H"); ok && v.Value != "" {
+		c.programOption(v, "man --html")
+	} else if p.has("H") {
+		c.find(clsProgramOption, c.span)
 	}
 }
 
@@ -155,27 +173,40 @@ func (c *cmd) exCommand(a Arg, how string) {
 	}
 }
 
-// ruleVim: -c CMD, --cmd CMD and +CMD run ex commands; the files are
-// edited (written); -S FILE sources a script we cannot see.
+var vimSpec = spec("", "c=", "cmd=", "S=", "u=", "U=", "i=", "T=", "w=", "W=", "s=", "t=", "q=", "r?", "L?", "o?", "O?", "p?", "V?",
+	"D", "e", "E", "b", "l", "C", "N", "n", "x", "X", "y", "Z", "A", "F", "H", "m", "M", "R", "g", "f", "d", "h|help", "v", "version",
+	"noplugin", "clean", "headless", "embed", "listen=", "startuptime=", "api-info", "remote", "remote-silent", "remote-wait",
+	"remote-wait-silent", "remote-tab?", "remote-send=", "remote-expr=", "serverlist", "servername=", "literal", "nofork",
+	"not-a-term", "ttyfail", "log=")
+
+var vimExSpec = func() *optSpec {
+	sp := *vimSpec.with("", "s")
+	return &sp
+}()
+
+// ruleVim: -c CMD, --cmd CMD and +CMD run ex commands (-cCMD too); the
+// files are edited (written); -S FILE sources a script we cannot see.
 func ruleVim(c *cmd) {
-	var files []Arg
-	for i := 1; i < len(c.args); i++ {
-		a := c.args[i]
-		v := a.Value
-		switch {
-		case (v == "-c" || v == "--cmd") && i+1 < len(c.args):
-			i++
-			c.exCommand(c.args[i], c.name+" -c")
-		case strings.HasPrefix(v, "+") && len(v) > 1:
-			c.exCommand(sub(a, 1), c.name+" +")
-		case v == "-S" || v == "-u" || v == "-U" || v == "-i" || v == "-T" || v == "-w" || v == "-W" || v == "-s" || v == "-t" || v == "-q":
-			i++
-		case v == "-" || strings.HasPrefix(v, "-"):
-		default:
-			files = append(files, a)
-		}
+	sp := vimSpec
+	if c.name == "ex" || hasWord(c.args, "-e", "-E", "-es", "-Es") {
+		sp = vimExSpec // in Ex mode -s is silent mode, not -s SCRIPTIN
 	}
-	if c.name != "view" {
+	p := c.parse(sp)
+	for _, v := range p.values("c", "cmd") {
+		c.exCommand(v, c.name+" -c")
+	}
+	for _, v := range p.values("remote-send", "remote-expr") {
+		c.inlineCode("vim", v, c.name+" --remote")
+	}
+	var files []Arg
+	for _, op := range p.operands {
+		if strings.HasPrefix(op.Value, "+") && len(op.Value) > 1 {
+			c.exCommand(sub(op, 1), c.name+" +")
+			continue
+		}
+		files = append(files, op)
+	}
+	if c.name != "view" && !p.has("R") {
 		c.writes(files)
 	}
 }
@@ -209,105 +240,240 @@ func ruleLess(c *cmd) {
 	}
 }
 
-// ruleGdb: --args PROG ARGS names the program (it runs on -ex run, or
-// later: it is judged as if it ran); -ex/-iex commands may run shell
-// commands (shell, !) or Python.
+var (
+	// gdb reads its options with getopt_long_only: one dash will do
+	// (-ex, -batch, -args).
+	gdbSpec = spec("-", "args=!", "batch", "batch-silent", "cd=", "x|command=", "c|core=", "D|data-directory=", "d|directory=",
+		"ex|eval-command=", "iex|init-eval-command=", "ix|init-command=", "nh", "n|nx", "nw", "p|pid=", "q|quiet|silent", "readnow",
+		"readnever", "return-child-result", "s|symbols=", "se=", "e|exec=", "statistics", "tty=", "tui", "version", "write", "help",
+		"interpreter=", "i=", "l=", "b=", "baud=", "configuration", "early-init-command=", "eix=", "early-init-eval-command=", "eiex=")
+	lldbSpec = spec("", "o|one-line=", "O|one-line-before-file=", "k|one-line-on-crash=", "K|source-on-crash=", "s|source=",
+		"S|source-before-file=", "b|batch", "x|no-lldbinit", "X|no-use-colors", "p|attach-pid=", "n|attach-name=", "w|wait-for",
+		"c|core=", "f|file=", "a|arch=", "l|script-language=", "Q|source-quietly", "e|editor", "d|debug", "v|version", "h|help",
+		"P|python-path", "r|repl?", "R|repl-language=", "capture", "capture-path=")
+)
+
+// ruleGdb: the program (gdb --args PROG ARGS, lldb -- PROG ARGS, or
+// the first operand) runs under the debugger (on -ex run, or later: it
+// is judged as if it ran); commands given with -ex or -o may run shell
+// commands (shell, !, platform shell) or Python.
 func ruleGdb(c *cmd) {
-	for i := 1; i < len(c.args); i++ {
-		a := c.args[i]
-		switch v := a.Value; {
-		case (v == "-ex" || v == "--ex" || v == "-iex" || v == "--eval-command" || v == "--init-eval-command" || v == "-o" || v == "--one-line") && i+1 < len(c.args):
-			i++
-			cmdText := strings.TrimSpace(c.args[i].Value)
-			switch {
-			case strings.HasPrefix(cmdText, "shell ") || strings.HasPrefix(cmdText, "!"):
-				c.code(Arg{Value: strings.TrimPrefix(strings.TrimPrefix(cmdText, "shell "), "!"), Static: c.args[i].Static, Span: c.args[i].Span}, c.name+" shell")
-			case strings.HasPrefix(cmdText, "python") || strings.HasPrefix(cmdText, "pipe") || strings.HasPrefix(cmdText, "|") || strings.HasPrefix(cmdText, "script"):
-				c.inlineCode("gdb", c.args[i], c.name+" -ex")
-			}
-		case v == "--args" || v == "--":
-			if i+1 < len(c.args) {
-				c.run(c.args[i+1:], c.name+" --args")
-			}
-			return
-		case (v == "-x" || v == "--command" || v == "-s" || v == "-p" || v == "--pid" || v == "-c" || v == "--core") && i+1 < len(c.args):
-			i++
+	sp, cmds := gdbSpec, []string{"ex", "iex", "eiex"}
+	if c.name == "lldb" {
+		sp, cmds = lldbSpec, []string{"o", "O", "k"}
+	}
+	p := c.parse(sp)
+	for _, o := range cmds {
+		for _, v := range p.values(o) {
+			c.debuggerCommand(v)
 		}
 	}
-}
-
-// rulePerf: perf record/stat/trace [opts] [--] CMD runs CMD.
-func rulePerf(c *cmd) {
-	if len(c.args) < 3 {
+	if v, ok := p.value("args"); ok {
+		c.run(append([]Arg{v}, p.operands...), c.name+" --args")
 		return
 	}
-	switch c.args[1].Value {
-	case "record", "stat", "trace", "sched", "mem", "c2c", "kmem", "lock", "kwork", "ftrace":
-		c.runFrom(2, "perf "+c.args[1].Value, "e", "event", "o", "output", "p", "pid", "t", "tid", "c", "count", "F", "freq", "C", "cpu",
-			"G", "cgroup", "m", "mmap-pages", "r", "repeat", "u", "uid", "D", "delay", "x", "field-separator", "I", "interval-print",
-			"call-graph", "filter", "a", "all-cpus-value", "j", "branch-filter", "T", "duration", "input")
+	if c.name == "lldb" && p.dashdash >= 0 && p.dashdash+1 < len(c.args) {
+		c.run(c.args[p.dashdash+1:], "lldb --")
 	}
 }
 
-// tmuxShellCommands are tmux commands whose trailing arguments are a
-// shell command.
-var tmuxShellCommands = map[string]bool{"new-session": true, "new": true, "new-window": true, "neww": true, "split-window": true,
-	"splitw": true, "respawn-pane": true, "respawnp": true, "respawn-window": true, "respawnw": true, "run-shell": true, "run": true,
-	"if-shell": true, "if": true, "display-popup": true, "popup": true, "pipe-pane": true, "pipep": true}
+// debuggerCommand judges one gdb or lldb command.
+func (c *cmd) debuggerCommand(a Arg) {
+	t := strings.TrimSpace(a.Value)
+	for _, pre := range []string{"platform shell ", "shell ", "!"} {
+		if strings.HasPrefix(t, pre) {
+			c.code(Arg{Value: strings.TrimPrefix(t, pre), Static: a.Static, Span: a.Span}, c.name+" shell")
+			return
+		}
+	}
+	if strings.HasPrefix(t, "python") || strings.HasPrefix(t, "pipe") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "script") ||
+		strings.HasPrefix(t, "source") || strings.HasPrefix(t, "command script") {
+		c.inlineCode(c.name, a, c.name+" command")
+	}
+}
 
-// tmuxValued are tmux options (of those commands) that take a value.
-var tmuxValued = map[string]bool{"-c": true, "-e": true, "-F": true, "-n": true, "-s": true, "-t": true, "-x": true, "-y": true, "-l": true,
-	"-S": true, "-L": true, "-f": true, "-T": true, "-w": true, "-h": true, "-b": true, "-d": false, "-N": true, "-X": false}
+// perfSpec reads the options of perf record, stat, trace and friends
+// (one table: their options seldom clash).
+var perfSpec = spec("+", "e|event=", "filter=", "exclude-perf", "a|all-cpus", "p|pid=", "t|tid=", "u|uid=", "r|repeat|realtime=",
+	"no-buffering", "R|raw-samples", "c|count=", "o|output=", "append", "i|no-inherit|input=", "F|freq|pf=", "m|mmap-pages=", "g",
+	"call-graph=", "q|quiet", "v|verbose", "s|stat|summary", "d|data|detailed", "phys-data", "T|timestamp|transaction|time",
+	"P|period", "n|no-samples|null", "N|no-buildid-cache", "B|no-buildid|big-num", "G|cgroup=", "b|branch-any", "j|branch-filter|json?",
+	"W|weight", "namespaces", "all-cgroups", "per-thread", "D|delay=", "I|intr-regs|interval-print?", "user-regs=", "running-time",
+	"k|clockid=", "S|snapshot|with-summary?", "aux-sample?", "proc-map-timeout=", "switch-events", "vmlinux=", "buildid-all",
+	"buildid-mmap", "mmap-flush=", "z|compression-level?", "all-kernel", "all-user", "kernel-callchains", "user-callchains",
+	"timestamp-filename", "timestamp-boundary", "switch-output?", "switch-output-event=", "switch-max-files=", "dry-run", "synth=",
+	"tail-synthesize", "overwrite", "strict-freq", "affinity=", "max-size=", "num-thread-synthesize=", "pfm-events=", "control=",
+	"threads?", "debuginfod?", "off-cpu", "setup-filter=", "C|cpu=", "x|field-separator=", "pre=", "post=", "A|no-aggr",
+	"M|metrics=", "topdown", "td-level=", "smi-cost", "per-socket", "per-die", "per-core", "per-node", "per-cache", "interval-count=",
+	"interval-clear", "timeout=", "log-fd=", "no-merge", "iostat?", "for-each-cgroup=", "no-csv-summary", "metric-only", "duration=",
+	"syscalls", "no-syscalls", "sched", "kernel-syscall-graph", "max-events=", "max-stack=", "min-stack=", "sort-events", "f|force",
+	"comm", "no-comm", "errno-summary", "tool_stats", "map-dump=", "switch-on=", "switch-off=", "show-on-off-events", "failure",
+	"h|help")
+
+// rulePerf: perf record/stat/trace [opts] [--] CMD runs CMD; perf stat
+// --pre and --post run commands too.
+func rulePerf(c *cmd) {
+	g := parseOpts(plainSpec, c.args, 1)
+	if len(g.operands) == 0 {
+		return
+	}
+	switch verb := g.operands[0].Value; verb {
+	case "record", "stat", "trace", "sched", "mem", "c2c", "kmem", "lock", "kwork", "ftrace", "kvm":
+		p := parseOpts(perfSpec, c.args, g.end+1)
+		c.explain(&p)
+		for _, o := range []string{"pre", "post"} {
+			for _, v := range p.values(o) {
+				c.code(v, "perf stat --"+o)
+			}
+		}
+		if len(p.unknown) > 0 {
+			u := c.args[p.unknown[0]]
+			c.opaqueDetail(u.Span, "option "+u.Value+" of perf "+verb+" is not known: what it runs cannot be read")
+			if len(p.operands) > 1 && c.w.probes < maxProbes {
+				c.w.probes++
+				c.run(p.operands[1:], "perf "+verb)
+			}
+		}
+		if len(p.operands) > 0 && !p.has("h") {
+			c.run(p.operands, "perf "+verb)
+		}
+	}
+}
+
+// tmuxCmd is how one tmux command reads its arguments (tmux parses each
+// command's options with getopt, stopping at the first operand).
+type tmuxCmd struct {
+	spec *optSpec
+	// kind: "shell" the operands are a shell command, "keys" typed into
+	// a pane, "if" a shell command then tmux commands, "tmux" a tmux
+	// command run later (bind-key, set-hook), "set" an option set.
+	kind string
+	// skip is how many operands come before what kind says (bind-key
+	// KEY, set-hook HOOK).
+	skip int
+}
+
+var tmuxCmds = map[string]tmuxCmd{
+	"new-session":    {spec("+", "A", "c=", "d", "D", "e=", "E", "F=", "f=", "n=", "P", "s=", "t=", "x=", "X", "y="), "shell", 0},
+	"new-window":     {spec("+", "a", "b", "c=", "d", "e=", "F=", "k", "n=", "P", "S", "t="), "shell", 0},
+	"split-window":   {spec("+", "b", "c=", "d", "e=", "f", "F=", "h", "I", "l=", "p=", "P", "t=", "v", "Z"), "shell", 0},
+	"respawn-pane":   {spec("+", "c=", "e=", "k", "t="), "shell", 0},
+	"respawn-window": {spec("+", "c=", "e=", "k", "t="), "shell", 0},
+	"run-shell":      {spec("+", "b", "C", "c=", "d=", "E", "t="), "shell", 0},
+	"display-popup":  {spec("+", "B", "b=", "C", "c=", "d=", "e=", "E", "h=", "k", "s=", "S=", "t=", "T=", "w=", "x=", "y="), "shell", 0},
+	"pipe-pane":      {spec("+", "I", "O", "o", "t="), "shell", 0},
+	"send-keys":      {spec("+", "c=", "F", "H", "K", "l", "M", "N=", "R", "t=", "X"), "keys", 0},
+	"if-shell":       {spec("+", "b", "F", "t="), "if", 0},
+	"bind-key":       {spec("+", "n", "r", "N=", "T="), "tmux", 1},
+	"set-hook":       {spec("+", "a", "g", "p", "R", "t=", "u", "w"), "tmux", 1},
+	"confirm-before": {spec("+", "b", "c=", "p=", "t=", "y"), "tmux", 0},
+	"command-prompt": {spec("+", "1", "b", "e", "F", "k", "i", "I=", "l", "N", "p=", "t=", "T="), "tmux", 0},
+	"set-option":     {spec("+", "a", "F", "g", "o", "p", "q", "s", "t=", "u", "U", "w"), "set", 0},
+}
+
+// tmuxAliases are tmux's short names for commands.
+var tmuxAliases = map[string]string{"new": "new-session", "neww": "new-window", "splitw": "split-window", "respawnp": "respawn-pane",
+	"respawnw": "respawn-window", "run": "run-shell", "popup": "display-popup", "pipep": "pipe-pane", "send": "send-keys",
+	"if": "if-shell", "bind": "bind-key", "confirm": "confirm-before", "set": "set-option", "setw": "set-option",
+	"set-window-option": "set-option"}
+
+// tmuxCommandNames are every tmux command name tmux may abbreviate (a
+// unique prefix names a command: new-s, split).
+var tmuxCommandNames = []string{"attach-session", "bind-key", "break-pane", "capture-pane", "choose-buffer", "choose-client",
+	"choose-tree", "clear-history", "clear-prompt-history", "clock-mode", "command-prompt", "confirm-before", "copy-mode",
+	"customize-mode", "delete-buffer", "detach-client", "display-menu", "display-message", "display-panes", "display-popup",
+	"find-window", "has-session", "if-shell", "join-pane", "kill-pane", "kill-server", "kill-session", "kill-window", "last-pane",
+	"last-window", "link-window", "list-buffers", "list-clients", "list-commands", "list-keys", "list-panes", "list-sessions",
+	"list-windows", "load-buffer", "lock-client", "lock-server", "lock-session", "move-pane", "move-window", "new-session",
+	"new-window", "next-layout", "next-window", "paste-buffer", "pipe-pane", "previous-layout", "previous-window", "refresh-client",
+	"rename-session", "rename-window", "resize-pane", "resize-window", "respawn-pane", "respawn-window", "rotate-window", "run-shell",
+	"save-buffer", "select-layout", "select-pane", "select-window", "send-keys", "send-prefix", "server-access", "set-buffer",
+	"set-environment", "set-hook", "set-option", "set-window-option", "show-buffer", "show-environment", "show-hooks",
+	"show-messages", "show-options", "show-prompt-history", "show-window-options", "source-file", "split-window", "start-server",
+	"suspend-client", "swap-pane", "swap-window", "switch-client", "unbind-key", "unlink-window", "wait-for"}
+
+// tmuxLookup finds a tmux command by name, alias or unique prefix.
+func tmuxLookup(name string) (tmuxCmd, string, bool) {
+	if full, ok := tmuxAliases[name]; ok {
+		name = full
+	}
+	if tc, ok := tmuxCmds[name]; ok {
+		return tc, name, true
+	}
+	found := ""
+	for _, n := range tmuxCommandNames {
+		if strings.HasPrefix(n, name) {
+			if found != "" {
+				return tmuxCmd{}, "", false // ambiguous: tmux refuses it
+			}
+			found = n
+		}
+	}
+	tc, ok := tmuxCmds[found]
+	return tc, found, ok
+}
+
+var tmuxGlobal = spec("+", "2", "c=", "C", "D", "d", "f=", "l", "L=", "N", "q", "S=", "T=", "u", "U", "v", "V")
 
 // ruleTmux: -c CODE runs code; commands that take a shell command run it;
-// send-keys types text into a pane's shell, which runs it.
+// send-keys types text into a pane's shell, which runs it; bind-key,
+// set-hook and if-shell carry tmux commands of their own.
 func ruleTmux(c *cmd) {
-	i := 1
-	for i < len(c.args) && strings.HasPrefix(c.args[i].Value, "-") {
-		v := c.args[i].Value
-		if v == "-c" && i+1 < len(c.args) {
-			c.code(c.args[i+1], "tmux -c")
-			i += 2
-			continue
-		}
-		if v == "-f" || v == "-L" || v == "-S" || v == "-T" {
-			i++
-		}
-		i++
+	p := c.parse(tmuxGlobal)
+	for _, v := range p.values("c") {
+		c.code(v, "tmux -c")
 	}
-	for i < len(c.args) {
-		// Commands are separated by ";" (written \; on a command line).
+	if len(p.unknown) > 0 {
+		u := c.args[p.unknown[0]]
+		c.opaqueDetail(u.Span, "option "+u.Value+" of tmux is not known: what it runs cannot be read")
+	}
+	c.tmuxCommands(p.operands, 0)
+}
+
+// tmuxCommands runs a list of tmux commands separated by ";" (written \;
+// on a command line).
+func (c *cmd) tmuxCommands(args []Arg, depth int) {
+	for i := 0; i < len(args); {
 		j := i
-		for j < len(c.args) && c.args[j].Value != ";" && c.args[j].Value != `\;` {
+		for j < len(args) && args[j].Value != ";" && args[j].Value != `\;` {
 			j++
 		}
-		c.tmuxCommand(c.args[i:j])
+		c.tmuxCommand(args[i:j], depth)
 		i = j + 1
 	}
 }
 
-func (c *cmd) tmuxCommand(args []Arg) {
-	if len(args) == 0 {
+func (c *cmd) tmuxCommand(args []Arg, depth int) {
+	if len(args) == 0 || depth > 4 {
 		return
 	}
-	name := args[0].Value
-	rest := args[1:]
-	var ops []Arg
-	for k := 0; k < len(rest); k++ {
-		v := rest[k].Value
-		if strings.HasPrefix(v, "-") && len(v) > 1 && len(ops) == 0 {
-			if tmuxValued[v[:2]] && len(v) == 2 {
-				k++
-			}
-			continue
-		}
-		ops = append(ops, rest[k])
+	tc, name, ok := tmuxLookup(args[0].Value)
+	if !ok {
+		return
 	}
-	switch {
-	case name == "send-keys" || name == "send" || name == "send-prefix":
+	p := parseOpts(tc.spec, args, 1)
+	if len(p.unknown) > 0 {
+		u := args[p.unknown[0]]
+		c.opaqueDetail(u.Span, "option "+u.Value+" of tmux "+name+" is not known")
+	}
+	ops := p.operands
+	if len(ops) < tc.skip {
+		return
+	}
+	ops = ops[tc.skip:]
+	switch tc.kind {
+	case "shell":
+		if name == "run-shell" && p.has("C") {
+			c.tmuxCommands(ops, depth+1)
+			return
+		}
+		if len(ops) > 0 {
+			c.codeText(ops, "tmux "+name)
+		}
+	case "keys":
 		var text []Arg
 		for _, o := range ops {
-			if tmuxKey(o.Value) {
+			if tmuxKey(o.Value) && !p.has("l") {
 				continue
 			}
 			text = append(text, o)
@@ -315,11 +481,48 @@ func (c *cmd) tmuxCommand(args []Arg) {
 		if len(text) > 0 {
 			c.codeText(text, "tmux send-keys")
 		}
-	case tmuxShellCommands[name]:
-		if len(ops) > 0 {
-			c.codeText(ops, "tmux "+name)
+	case "if":
+		if len(ops) == 0 {
+			return
+		}
+		if !p.has("F") {
+			c.code(ops[0], "tmux if-shell")
+		}
+		for _, o := range ops[1:] {
+			c.tmuxText(o, depth)
+		}
+	case "tmux":
+		if len(ops) == 1 {
+			c.tmuxText(ops[0], depth)
+			return
+		}
+		c.tmuxCommands(ops, depth+1)
+	case "set":
+		if len(ops) >= 2 {
+			switch ops[0].Value {
+			case "default-command", "default-shell", "lock-command", "copy-command", "editor":
+				c.programOption(ops[1], "tmux set "+ops[0].Value)
+			}
 		}
 	}
+}
+
+// tmuxText reads one word holding tmux commands ("run 'rm -rf ~'").
+func (c *cmd) tmuxText(a Arg, depth int) {
+	if !a.Static {
+		c.dynamic(a)
+		return
+	}
+	words, ok := splitString(a.Value)
+	if !ok {
+		c.dynamic(a)
+		return
+	}
+	args := make([]Arg, len(words))
+	for i, w := range words {
+		args[i] = Arg{Value: w, Static: true, Span: a.Span}
+	}
+	c.tmuxCommands(args, depth+1)
 }
 
 // tmuxKey reports a key name send-keys sends as a key (Enter, C-m, …).
@@ -331,67 +534,161 @@ func tmuxKey(v string) bool {
 	return len(v) == 3 && (strings.HasPrefix(v, "C-") || strings.HasPrefix(v, "M-"))
 }
 
-// ruleScreen: screen [opts] CMD runs CMD; -X stuff TEXT types text into
-// a window's shell.
+var screenSpec = spec("+-", "a", "A", "c=", "d", "D", "e=", "f", "fn", "fa", "h=", "i", "l", "ln", "L", "Logfile=", "logfile=",
+	"ls", "list", "m", "O", "p=", "q", "Q", "r", "R", "s=", "S=", "t=", "T=", "U", "v", "wipe", "x", "X", "4", "6", "help", "version")
+
+// ruleScreen: screen [opts] CMD runs CMD in a new window (-d -m:
+// detached); -X CMD… sends a screen command (stuff TEXT types text into a
+// window's shell, exec and screen run programs); -r, -x, -ls, -wipe and
+// -d without -m act on sessions and run nothing.
 func ruleScreen(c *cmd) {
-	for i := 1; i < len(c.args); i++ {
-		v := c.args[i].Value
-		switch {
-		case v == "-X":
-			rest := c.args[i+1:]
-			if len(rest) >= 2 && rest[0].Value == "stuff" {
-				// screen turns \n and ^M into the Enter that runs the text.
-				text := append([]Arg(nil), rest[1:]...)
-				for i := range text {
-					text[i].Value = strings.NewReplacer(`\n`, "\n", `\r`, "\n", "^M", "\n", "^J", "\n").Replace(text[i].Value)
-					text[i].off = 0
-				}
-				c.codeText(text, "screen stuff")
-			}
-			if len(rest) >= 1 && (rest[0].Value == "exec" || rest[0].Value == "screen") {
-				c.run(rest[1:], "screen -X "+rest[0].Value)
-			}
-			return
-		case v == "-c" || v == "-e" || v == "-h" || v == "-p" || v == "-S" || v == "-s" || v == "-T" || v == "-t" || v == "-Logfile":
-			i++
-		case strings.HasPrefix(v, "-"):
-		default:
-			c.run(c.args[i:], "screen")
-			return
+	p := c.parse(screenSpec)
+	if len(p.unknown) > 0 {
+		u := c.args[p.unknown[0]]
+		c.opaqueDetail(u.Span, "option "+u.Value+" of screen is not known: what it runs cannot be read")
+		if len(p.operands) > 1 && c.w.probes < maxProbes {
+			c.w.probes++
+			c.run(p.operands[1:], "screen")
 		}
 	}
+	if p.has("X") {
+		if len(p.operands) == 0 {
+			return
+		}
+		x, rest := p.operands[0], p.operands[1:]
+		switch x.Value {
+		case "stuff":
+			// screen turns \n and ^M into the Enter that runs the text.
+			text := append([]Arg(nil), rest...)
+			for i := range text {
+				text[i].Value = strings.NewReplacer(`\n`, "\n", `\r`, "\n", "^M", "\n", "^J", "\n").Replace(text[i].Value)
+				text[i].off = 0
+			}
+			if len(text) > 0 {
+				c.codeText(text, "screen stuff")
+			}
+		case "exec", "screen":
+			c.run(rest, "screen -X "+x.Value)
+		}
+		return
+	}
+	if p.has("r", "R", "x", "ls", "list", "wipe", "Q", "v", "help", "version") || p.has("d", "D") && !p.has("m") {
+		return
+	}
+	c.run(p.operands, "screen")
 }
 
-// ruleTerminal: a terminal emulator runs -e/-x/--command/-- CMD; a single
-// word after -e is a command line for a shell.
+// terminal is how a terminal emulator is told what to run.
+type terminal struct {
+	// rest are options after which the rest of argv is the command
+	// (xterm -e PROG ARGS, gnome-terminal -- PROG ARGS); a single word
+	// holding blanks is taken for a shell command line.
+	rest []string
+	// line are options whose value is a command line (gnome-terminal
+	// -e 'CMD', --command=CMD).
+	line []string
+	// spec: the operands are the command (kitty PROG ARGS, foot PROG),
+	// read after these options; chdir are its directory options.
+	spec  *optSpec
+	chdir []string
+}
+
+var (
+	kittySpec = spec("+", "class=", "name=", "T|title=", "c|config=", "o|override=", "d|directory=", "detach", "session=", "w|watcher=",
+		"hold", "1|single-instance", "instance-group=", "wait-for-single-instance-window-close", "listen-on=", "start-as=", "position=",
+		"grab-keyboard", "os-window-tag=", "debug-rendering", "debug-input", "debug-keyboard", "debug-font-fallback", "debug-config",
+		"dump-commands", "replay-commands=", "dump-bytes=", "detached-log=", "v|version", "h|help")
+	footSpec = spec("+", "c|config=", "C|check-config", "o|override=", "f|font=", "t|term=", "T|title=", "a|app-id=",
+		"toplevel-tag=", "w|window-size-pixels=", "W|window-size-chars=", "m|maximized", "F|fullscreen", "L|login-shell",
+		"D|working-directory=", "s|server?", "H|hold", "p|print-pid=", "d|log-level=", "l|log-colorize?", "S|log-no-syslog",
+		"e", "v|version", "h|help")
+	weztermSpec = spec("+", "cwd=", "class=", "workspace=", "position=", "always-new-process", "new-tab", "domain=", "attach",
+		"pane-id=", "domain-name=", "window-id=", "new-window", "h|help")
+)
+
+var terminals = map[string]terminal{
+	"xterm": {rest: []string{"-e"}}, "uxterm": {rest: []string{"-e"}}, "urxvt": {rest: []string{"-e"}}, "rxvt": {rest: []string{"-e"}},
+	"st": {rest: []string{"-e"}}, "x-terminal-emulator": {rest: []string{"-e"}}, "cool-retro-term": {rest: []string{"-e"}},
+	"konsole":        {rest: []string{"-e"}},
+	"alacritty":      {rest: []string{"-e", "--command"}},
+	"gnome-terminal": {rest: []string{"--", "-x", "--execute"}, line: []string{"-e", "--command"}},
+	"mate-terminal":  {rest: []string{"--", "-x", "--execute"}, line: []string{"-e", "--command"}},
+	"xfce4-terminal": {rest: []string{"-x", "--execute"}, line: []string{"-e", "--command"}},
+	"tilix":          {rest: []string{"-x", "--"}, line: []string{"-e", "--command"}},
+	"terminator":     {rest: []string{"-x", "--execute"}, line: []string{"-e", "--command"}},
+	"sakura":         {rest: []string{"-x", "--xterm-execute"}, line: []string{"-e", "--execute"}},
+	"lxterminal":     {line: []string{"-e", "--command"}},
+	"qterminal":      {line: []string{"-e", "--execute"}},
+	"guake":          {line: []string{"-e", "--execute-command"}},
+	"terminology":    {line: []string{"-e", "--exec"}},
+	"kitty":          {spec: kittySpec, chdir: []string{"d"}},
+	"foot":           {spec: footSpec, chdir: []string{"D"}},
+	"wezterm":        {rest: []string{"-e"}, spec: weztermSpec, chdir: []string{"cwd"}},
+}
+
+// ruleTerminal: a terminal emulator runs the command its options name
+// (or, for kitty, foot and wezterm start, its operands).
 func ruleTerminal(c *cmd) {
+	t := terminals[c.name]
 	for i := 1; i < len(c.args); i++ {
-		v := c.args[i].Value
-		switch {
-		case v == "--" || v == "-x" || v == "--execute" || v == "-e" && (c.name == "xterm" || c.name == "uxterm" || c.name == "konsole" || c.name == "alacritty" || c.name == "urxvt" || c.name == "rxvt" || c.name == "st" || c.name == "kitty"):
-			if i+1 < len(c.args) {
-				c.run(c.args[i+1:], c.name)
-			}
-			return
-		case v == "-e" || v == "--command" || v == "-c":
+		a := c.args[i]
+		v := a.Value
+		if !a.Static {
+			continue
+		}
+		if slicesHas(t.rest, v) {
 			rest := c.args[i+1:]
-			if len(rest) == 1 {
-				c.code(rest[0], c.name+" -e")
-			} else if len(rest) > 1 {
-				c.run(rest, c.name)
+			if len(rest) == 1 && strings.ContainsAny(rest[0].Value, " \t\n;|&") {
+				c.code(rest[0], c.name+" "+v)
+			} else if len(rest) > 0 {
+				c.run(rest, c.name+" "+v)
 			}
 			return
-		case strings.HasPrefix(v, "--command="):
-			c.code(sub(c.args[i], len("--command=")), c.name+" --command")
-			return
-		case c.name == "wezterm" && v == "start":
-		case c.name == "kitty" || c.name == "foot":
-			if !strings.HasPrefix(v, "-") {
-				c.run(c.args[i:], c.name)
+		}
+		for _, l := range t.line {
+			switch {
+			case v == l && i+1 < len(c.args):
+				c.code(c.args[i+1], c.name+" "+l)
+				return
+			case strings.HasPrefix(l, "--") && strings.HasPrefix(v, l+"="):
+				c.code(sub(a, len(l)+1), c.name+" "+l)
 				return
 			}
 		}
 	}
+	if t.spec == nil {
+		return
+	}
+	from := 1
+	if c.name == "wezterm" {
+		// wezterm [global options] start|cli spawn [options] [--] PROG…
+		g := parseOpts(plainSpec, c.args, 1)
+		switch {
+		case len(g.operands) > 0 && g.operands[0].Value == "start":
+			from = g.end + 1
+		case len(g.operands) > 1 && g.operands[0].Value == "cli" && g.operands[1].Value == "spawn":
+			from = g.end + 2
+		default:
+			return
+		}
+	}
+	p := parseOpts(t.spec, c.args, from)
+	c.explain(&p)
+	if len(p.unknown) > 0 {
+		u := c.args[p.unknown[0]]
+		c.opaqueDetail(u.Span, "option "+u.Value+" of "+c.name+" is not known: what it runs cannot be read")
+		if len(p.operands) > 1 && c.w.probes < maxProbes {
+			c.w.probes++
+			c.run(p.operands[1:], c.name)
+		}
+	}
+	if len(p.operands) == 0 || p.has("v", "h", "C") {
+		return
+	}
+	if d, ok := p.value(t.chdir...); ok {
+		defer c.w.chdir(c.idx, d)()
+	}
+	c.run(p.operands, c.name)
 }
 
 // ruleSecretTool: keychain and secret-store commands that print a secret.
@@ -434,6 +731,10 @@ func ruleSecretTool(c *cmd) {
 	}
 	if printing {
 		c.findDetail(clsSecretRead, c.span, c.name+" prints a secret")
+	}
+	if c.name == "vault" && len(ws) > 1 && (ws[0] == "kv" && (ws[1] == "delete" || ws[1] == "destroy" || ws[1] == "metadata" && has("delete")) ||
+		ws[0] == "delete" || (ws[0] == "secrets" || ws[0] == "auth") && ws[1] == "disable") {
+		c.findDetail(clsInfraDestroy, c.span, "vault "+strings.Join(ws[:2], " "))
 	}
 }
 

@@ -126,6 +126,17 @@ type walker struct {
 	written map[string]writtenText
 	// probes counts the extra readings tried (see maxProbes).
 	probes int
+	// probing is set while an unknown program's operands are read on the
+	// side (see unknownWrapper): probes do not nest.
+	probing bool
+	// netFDs are descriptors the line opened on a network socket.
+	netFDs map[string]bool
+	// tainted are variables and files (by resolved path) that hold a
+	// secret the line read, with what it was.
+	tainted map[string]string
+	// nextPos are the positional parameters ($0 first) of the next
+	// payload (sh -c CODE NAME ARGS…), when all are static.
+	nextPos []string
 	// globstar is set once the line runs shopt -s globstar.
 	globstar bool
 	// tableCache is the protected-path table built from
@@ -209,7 +220,7 @@ func (w *walker) run() {
 		malformed(a, parseError(err))
 		return
 	}
-	w.lvl.consts = w.constants(f)
+	w.lvl.consts = w.textConsts(f, text)
 	clean, cf, why := w.cleanReading(a.Input, f)
 	if why != "" {
 		malformed(a, why)
@@ -220,7 +231,7 @@ func (w *walker) run() {
 		// The reading a person sees, walked too: a name disguised with
 		// format characters or fullwidth letters is still recognised.
 		w.lvl = &level{src: clean, outer: Span{0, len(a.Input)}}
-		w.lvl.consts = w.constants(cf)
+		w.lvl.consts = w.textConsts(cf, clean)
 		w.dir = dirState{path: w.opts.Cwd, known: strings.HasPrefix(w.opts.Cwd, "/")}
 		w.stmts(cf.Stmts, []string{asDisplayed}, stdin{})
 	}
@@ -401,9 +412,12 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 // command (if, while, for, case, blocks, subshells, tests, arithmetic,
 // declarations) by letting walkTree find them.
 func (w *walker) compound(node syntax.Node, via []string) {
-	if d, ok := node.(*syntax.DeclClause); ok {
-		w.decl(d, via)
+	switch n := node.(type) {
+	case *syntax.DeclClause:
+		w.decl(n, via)
 		return
+	case *syntax.TestClause, *syntax.LetClause, *syntax.ArithmCmd:
+		w.arithQuoted(n, via)
 	}
 	first := true
 	walkTree(node, func(n syntax.Node) bool {
@@ -418,9 +432,46 @@ func (w *walker) compound(node syntax.Node, via []string) {
 		case *syntax.CmdSubst, *syntax.ProcSubst:
 			w.substs(n, via)
 			return false
+		case *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.TestClause, *syntax.LetClause:
+			w.arithQuoted(n, via)
+		case *syntax.ParamExp:
+			if promptOp(n) {
+				w.promptExpansion(n, via)
+			}
 		}
 		return w.err == nil
 	})
+}
+
+// arithQuoted: a quoted string inside arithmetic or a [[ -v ]] test is
+// evaluated as a name with a subscript, and a command substitution in
+// the subscript runs ($(( 'a[$(cmd)]' )), [[ -v 'a[$(cmd)]' ]]).
+func (w *walker) arithQuoted(n syntax.Node, via []string) {
+	walkTree(n, func(m syntax.Node) bool {
+		switch m := m.(type) {
+		case *syntax.SglQuoted:
+			w.arithSubscripts(m.Value, via)
+		case *syntax.DblQuoted:
+			if v, ok := staticWord(&syntax.Word{Parts: []syntax.WordPart{m}}); ok {
+				w.arithSubscripts(v, via)
+			}
+		}
+		return true
+	})
+}
+
+// promptExpansion: ${x@P} expands x's value as a prompt, which runs the
+// command substitutions in it. A constant's value is read; another is
+// opaque.
+func (w *walker) promptExpansion(p *syntax.ParamExp, via []string) {
+	q := *p
+	q.Exp = nil
+	if v, ok := w.constant(&q); ok {
+		w.nested(": \""+strings.ReplaceAll(v, `"`, `\"`)+"\"", appendVia(via, "${…@P}"), w.span(p.Pos(), p.End()), -1, stdin{}, false)
+		return
+	}
+	w.a.Dynamic = true
+	w.findDetail(-1, clsDynamic, w.span(p.Pos(), p.End()), "${"+p.Param.Value+"@P} runs the command substitutions in a value warden cannot see")
 }
 
 // substs walks the command and process substitutions inside a node and
@@ -441,6 +492,14 @@ func (w *walker) substs(node syntax.Node, via []string) (lo, hi int) {
 			list, how = n.Stmts, "$(…)"
 		case *syntax.ProcSubst:
 			list, how = n.Stmts, n.Op.String()+"(…)"
+		case *syntax.ArithmExp:
+			w.arithQuoted(n, via)
+			return w.err == nil
+		case *syntax.ParamExp:
+			if promptOp(n) {
+				w.promptExpansion(n, via)
+			}
+			return w.err == nil
 		default:
 			return w.err == nil
 		}
@@ -494,8 +553,7 @@ func (w *walker) redirects(rs []*syntax.Redirect, via []string, in stdin) (stdin
 		}
 		t := args[0]
 		if hi > lo {
-			w.substLists = append(w.substLists, cmdRange{int32(lo), int32(hi)})
-			t.subst = int32(len(w.substLists))
+			t.subst = w.substRange(r.Word, lo, hi)
 		}
 		if r.Op == syntax.RdrIn {
 			if _, isProc := firstPart(r.Word).(*syntax.ProcSubst); isProc {
@@ -504,7 +562,11 @@ func (w *walker) redirects(rs []*syntax.Redirect, via []string, in stdin) (stdin
 				in = stdin{kind: stdinFile, file: t, span: t.Span}
 			}
 		}
-		out = append(out, Redirect{Op: r.Op.String(), Target: t})
+		rd := Redirect{Op: r.Op.String(), Target: t}
+		if r.N != nil {
+			rd.fd = r.N.Value
+		}
+		out = append(out, rd)
 	}
 	return in, out
 }
@@ -535,13 +597,24 @@ func (w *walker) hdocText(word *syntax.Word) string {
 func (w *walker) decl(d *syntax.DeclClause, via []string) {
 	idx := -1
 	for _, as := range d.Args {
+		if as.Index != nil {
+			w.substs(as.Index, via)
+		}
 		if as.Value != nil {
-			w.substs(as.Value, via)
+			if lo, hi := w.substs(as.Value, via); hi > lo && as.Name != nil {
+				w.taintAssign(as.Name.Value, lo, hi)
+			}
 		}
 		if as.Array != nil {
 			w.substs(as.Array, via)
 		}
 		if as.Name == nil {
+			if as.Value != nil {
+				// declare 'a[$(cmd)]=1': a name with a subscript.
+				if v, ok := staticWord(as.Value); ok {
+					w.arithSubscripts(v, via)
+				}
+			}
 			continue
 		}
 		val := ""
@@ -562,9 +635,14 @@ func (w *walker) decl(d *syntax.DeclClause, via []string) {
 func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in stdin, redirs []Redirect) {
 	var assigns []string
 	for _, as := range ce.Assigns {
+		if as.Index != nil {
+			w.substs(as.Index, via) // a[$(cmd)]=v runs cmd
+		}
 		val := ""
 		if as.Value != nil {
-			w.substs(as.Value, via)
+			if lo, hi := w.substs(as.Value, via); hi > lo && as.Name != nil {
+				w.taintAssign(as.Name.Value, lo, hi)
+			}
 			if args := w.word(as.Value); len(args) > 0 {
 				val = args[0].Value
 				if args[0].Static {
@@ -596,9 +674,9 @@ func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in std
 		n := len(args)
 		args = w.wordInto(args, word)
 		if hi > lo {
-			w.substLists = append(w.substLists, cmdRange{int32(lo), int32(hi)})
+			ix := w.substRange(word, lo, hi)
 			for i := n; i < len(args); i++ {
-				args[i].subst = int32(len(w.substLists))
+				args[i].subst = ix
 			}
 		}
 	}
@@ -623,6 +701,9 @@ func (w *walker) sentSubsts(idx int) {
 			r := w.substLists[a.subst-1]
 			w.exfil(int(r.lo), int(r.hi), idx)
 		}
+		if what, ok := w.taintedVars(a); ok {
+			w.findDetail(idx, clsExfilSecret, a.Span, what)
+		}
 	}
 }
 
@@ -632,10 +713,26 @@ func (w *walker) sentSubsts(idx int) {
 func (w *walker) redirectFindings(idx int, redirs []Redirect) {
 	for _, r := range redirs {
 		t := r.Target
-		if strings.HasPrefix(t.Value, "/dev/tcp/") || strings.HasPrefix(t.Value, "/dev/udp/") {
-			w.find(idx, clsReverseShell, t.Span)
-			if hasMetadataHost(t.Value) {
-				w.find(idx, clsMetadata, t.Span)
+		socket := strings.HasPrefix(t.Value, "/dev/tcp/") || strings.HasPrefix(t.Value, "/dev/udp/")
+		if (r.Op == ">&" || r.Op == "<>&") && w.netFDs[t.Value] {
+			socket = true // a descriptor opened on a socket earlier (exec 3<>/dev/tcp/…)
+		}
+		if socket {
+			if strings.HasPrefix(t.Value, "/dev/") {
+				w.find(idx, clsReverseShell, t.Span)
+				if hasMetadataHost(t.Value) {
+					w.find(idx, clsMetadata, t.Span)
+				}
+				if r.fd != "" && r.Op != "<" {
+					if w.netFDs == nil {
+						w.netFDs = map[string]bool{}
+					}
+					w.netFDs[r.fd] = true
+				}
+			}
+			if idx >= 0 && r.Op != "<" && w.meta[idx].secret != "" {
+				// What the command prints goes to the socket.
+				w.findDetail(idx, clsExfilSecret, t.Span, strings.TrimSuffix(w.meta[idx].secret, " "))
 			}
 			continue
 		}
@@ -665,6 +762,9 @@ func (w *walker) redirectFindings(idx int, redirs []Redirect) {
 		if acc&accWrite != 0 && idx >= 0 {
 			m := w.meta[idx]
 			w.wrote(t, m.output, m.hasOut)
+			if m.secret != "" && t.Static {
+				w.taint(w.pathKey(t.Value), strings.TrimSuffix(m.secret, " "))
+			}
 		}
 	}
 }
@@ -716,6 +816,21 @@ func flattenPipe(dst []*syntax.Stmt, s *syntax.Stmt) []*syntax.Stmt {
 func (w *walker) judgeFeed(c int, starts []int, via []string) {
 	cmd := &w.a.Commands[c]
 	prevStart, prevEnd := starts[len(starts)-2], starts[len(starts)-1]
+	switch w.meta[c].consumer {
+	case "sql", "xargs":
+		// A database client runs the statements it reads; xargs adds
+		// what it reads to its command. Only text known here is read.
+		if text, ok := w.pipeText(starts, len(starts)-2); ok {
+			k := w.feedCmd(c)
+			if w.meta[c].consumer == "sql" {
+				k.sql(text, w.a.Commands[starts[0]].Span.join(cmd.Span))
+			} else {
+				k.xargsInput(text)
+			}
+			w.freeCmd(k)
+		}
+		return
+	}
 	for p := starts[0]; p < prevEnd; p++ {
 		if fetchers[w.a.Commands[p].key()] {
 			if k := cmd.key(); k == "iex" || k == "invoke-expression" {
@@ -744,6 +859,15 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 		}
 	}
 	w.find(-1, clsStdinShell, cmd.Span)
+}
+
+// feedCmd makes a rule context for candidate i, to judge its input
+// after the walk reached it (freed with freeCmd).
+func (w *walker) feedCmd(i int) *cmd {
+	c := &w.a.Commands[i]
+	k := w.newCmd()
+	*k = cmd{w: w, idx: i, name: c.key(), args: c.Argv, via: c.Via, span: c.Span}
+	return k
 }
 
 // join returns the smallest span covering both.
@@ -803,16 +927,31 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 		}
 		return
 	}
+	pos := w.nextPos
+	w.nextPos = nil
 	saved := w.lvl
 	w.lvl = &level{src: text, cr: cr, base: off, exact: known && off >= 0 && saved.exact, outer: sp}
-	w.lvl.consts = w.constants(f)
+	w.lvl.consts = w.textConsts(f, text)
+	if pos != nil && !setsPositional(f) {
+		w.lvl.consts = withPositional(w.lvl.consts, pos[0], pos[1:])
+	}
 	w.stmts(f.Stmts, via, in)
 	if cf != nil {
 		w.lvl = &level{src: clean, outer: sp}
-		w.lvl.consts = w.constants(cf)
+		w.lvl.consts = w.textConsts(cf, clean)
 		w.stmts(cf.Stmts, appendVia(via, asDisplayed), in)
 	}
 	w.lvl = saved
+}
+
+// textConsts are the constants of a parsed text, with the positional
+// parameters a top-level `set -- …` gives it.
+func (w *walker) textConsts(f *syntax.File, src string) map[string]constVal {
+	consts := w.constants(f)
+	if strings.Contains(src, "set") && strings.Contains(src, "--") {
+		consts = topPositional(f, consts)
+	}
+	return consts
 }
 
 // asDisplayed marks candidates of the cleaned reading in Command.Via.
@@ -835,13 +974,42 @@ func (w *walker) cleanReading(raw string, f *syntax.File) (string, *syntax.File,
 	return clean, cf, ""
 }
 
-// cmdRange is a range [lo, hi) of Analysis.Commands.
-type cmdRange struct{ lo, hi int32 }
+// cmdRange is a range [lo, hi) of Analysis.Commands: what a
+// substitution ran. For a process substitution whose output can be
+// computed (<(echo …)), text is that output.
+type cmdRange struct {
+	lo, hi int32
+	text   string
+	folded bool
+}
+
+// substRange records what a word's substitutions ran, and the output of
+// a process substitution when it can be computed.
+func (w *walker) substRange(word *syntax.Word, lo, hi int) int32 {
+	r := cmdRange{lo: int32(lo), hi: int32(hi)}
+	if ps, ok := firstPart(word).(*syntax.ProcSubst); ok && ps.Op == syntax.CmdIn {
+		r.text, r.folded = w.foldStmts(ps.Stmts)
+	}
+	w.substLists = append(w.substLists, r)
+	return int32(len(w.substLists))
+}
+
+// procText is the output of the process substitution an arg is, when it
+// can be computed (bash <(echo …), source <(printf …)).
+func (w *walker) procText(subst int32) (string, bool) {
+	if subst <= 0 || int(subst) > len(w.substLists) {
+		return "", false
+	}
+	r := w.substLists[subst-1]
+	return r.text, r.folded
+}
 
 // expansion is one walk of a function body.
 type expansion struct {
 	fd *funcDef
 	in stdinKind
+	// args are the call's arguments when the body reads them.
+	args string
 }
 
 // argSlice returns an empty slice with room for n args, carved from a

@@ -1,7 +1,5 @@
 package shell
 
-import "strings"
-
 // Family warden: warden's own admin commands, which change policy or
 // answer approvals, are hardline for an agent; its files are protected
 // (see protected.go).
@@ -11,21 +9,24 @@ var _ = family(func() {
 })
 
 // wardenAdmin are warden verbs that change policy or answer approvals.
-var wardenAdmin = map[string]bool{"approvals": true, "approve": true, "deny": true, "grants": true, "grant": true, "config": true, "serve": true, "exec": true, "yolo": true, "sessions": true, "worker": true, "policy": true, "token": true, "console": true, "cron": true}
+var wardenAdmin = map[string]bool{"approvals": true, "approve": true, "deny": true, "grants": true, "grant": true, "config": true, "serve": true, "exec": true, "yolo": true, "sessions": true, "worker": true, "policy": true, "token": true, "console": true, "cron": true, "service": true}
+
+// wardenSpec is warden's root options and the flags its commands share
+// (cobra reads flags before or after the command name, no
+// abbreviations).
+var wardenSpec = spec("!", "log-format=", "log-level=", "state=", "config=", "socket=", "json", "h|help", "v|version")
 
 func ruleWarden(c *cmd) {
-	for i := 1; i < len(c.args); i++ {
-		v := c.args[i].Value
-		if v == "--state" || v == "--config" {
-			i++
-			continue
-		}
-		if strings.HasPrefix(v, "-") {
-			continue
-		}
-		if wardenAdmin[v] && !(v == "config" && i+1 < len(c.args) && c.args[i+1].Value == "check") {
-			c.find(clsWardenAdmin, c.span)
-		}
+	p := c.parse(wardenSpec)
+	if len(p.operands) == 0 {
 		return
+	}
+	v := p.operands[0].Value
+	if !p.operands[0].Static {
+		c.opaqueDetail(p.operands[0].Span, "the warden command is computed at run time")
+		return
+	}
+	if wardenAdmin[v] && !(v == "config" && len(p.operands) > 1 && p.operands[1].Value == "check") {
+		c.find(clsWardenAdmin, c.span)
 	}
 }

@@ -398,7 +398,7 @@ func mayRun(parts []syntax.WordPart) bool {
 			if p.Index != nil || p.Slice != nil || p.NestedParam != nil {
 				return true
 			}
-			if p.Exp != nil && p.Exp.Word != nil && mayRun(p.Exp.Word.Parts) {
+			if p.Exp != nil && p.Exp.Word != nil && (mayRun(p.Exp.Word.Parts) || promptOp(p)) {
 				return true
 			}
 			if p.Repl != nil && (p.Repl.Orig != nil && mayRun(p.Repl.Orig.Parts) || p.Repl.With != nil && mayRun(p.Repl.With.Parts)) {
@@ -407,4 +407,10 @@ func mayRun(parts []syntax.WordPart) bool {
 		}
 	}
 	return false
+}
+
+// promptOp reports ${x@P}: the value is expanded as a prompt string,
+// command substitutions included.
+func promptOp(p *syntax.ParamExp) bool {
+	return p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && p.Exp.Word.Lit() == "P"
 }

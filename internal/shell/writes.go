@@ -83,6 +83,10 @@ func ruleCopy(c *cmd) {
 		return
 	}
 	c.writes([]Arg{dst})
+	if p.has("T") && p.has("r", "a") {
+		// cp -rT SRC DIR copies SRC's contents into DIR itself.
+		c.tree([]Arg{dst}, accWrite)
+	}
 	if !p.has("T") && intoDir(dst, len(srcs), p.has("t")) {
 		for _, s := range srcs {
 			if !s.Static || s.Glob {
@@ -121,6 +125,14 @@ func ruleCopy(c *cmd) {
 	}
 	for _, s := range srcs {
 		c.w.copied(s, dst)
+	}
+	if secret := c.w.meta[c.idx].secret; secret != "" && dst.Static {
+		// The copy holds the secret now (cp ~/.ssh/id_rsa /tmp/k).
+		what := strings.TrimSuffix(secret, " ")
+		c.w.taint(c.w.pathKey(dst.Value), what)
+		for _, s := range srcs {
+			c.w.taint(c.w.pathKey(strings.TrimSuffix(dst.Value, "/")+"/"+path.Base(s.Value)), what)
+		}
 	}
 }
 
@@ -374,15 +386,31 @@ func (w *walker) copied(src, dst Arg) {
 func echoOutput(name string, args []Arg) (string, bool) {
 	switch name {
 	case "echo":
+		// bash's echo: words of only n, e and E letters after a dash are
+		// options; -e turns backslash escapes on (-E off again).
 		ws := args[1:]
-		newline := true
-		for len(ws) > 0 && (ws[0].Value == "-n" || ws[0].Value == "-e" || ws[0].Value == "-E" || ws[0].Value == "-ne" || ws[0].Value == "-en") {
-			if strings.Contains(ws[0].Value, "n") {
-				newline = false
+		newline, escapes := true, false
+		for len(ws) > 0 && len(ws[0].Value) > 1 && ws[0].Value[0] == '-' && strings.Trim(ws[0].Value[1:], "neE") == "" {
+			for _, f := range ws[0].Value[1:] {
+				switch f {
+				case 'n':
+					newline = false
+				case 'e':
+					escapes = true
+				case 'E':
+					escapes = false
+				}
 			}
 			ws = ws[1:]
 		}
 		out := strings.Join(words(ws), " ")
+		if escapes {
+			var stop bool
+			out, stop = echoEscapes(out)
+			if stop {
+				return out, true
+			}
+		}
 		if newline {
 			out += "\n"
 		}
@@ -408,4 +436,69 @@ func echoOutput(name string, args []Arg) (string, bool) {
 		return s, true
 	}
 	return "", false
+}
+
+// echoEscapes interprets the backslash escapes of echo -e; stop is set
+// by \c, which ends the output (and its newline).
+func echoEscapes(s string) (string, bool) {
+	if !strings.Contains(s, "\\") {
+		return s, false
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case 'c':
+			return b.String(), true
+		case '0':
+			// \0nnn: up to three octal digits.
+			n, j := 0, i+1
+			for ; j < len(s) && j < i+4 && s[j] >= '0' && s[j] <= '7'; j++ {
+				n = n*8 + int(s[j]-'0')
+			}
+			b.WriteByte(byte(n))
+			i = j - 1
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+			n, j := 0, i+1
+			for ; j < len(s) && j < i+1+max && isHex(s[j]); j++ {
+				n = n*16 + hexVal(s[j])
+			}
+			if j == i+1 {
+				b.WriteByte('\\')
+				b.WriteByte(c)
+				continue
+			}
+			if c == 'x' {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i = j - 1
+		default:
+			if r, ok := map[byte]byte{'a': 7, 'b': 8, 'e': 27, 'E': 27, 'f': 12, 'n': 10, 'r': 13, 't': 9, 'v': 11, '\\': '\\'}[c]; ok {
+				b.WriteByte(r)
+				continue
+			}
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), false
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	}
+	return int(c-'A') + 10
 }

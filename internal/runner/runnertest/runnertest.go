@@ -24,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
 )
@@ -45,8 +46,12 @@ type Options struct {
 	// this long for an answer.
 	Ask time.Duration
 	// Terminal is what shell commands run with; the zero value is
-	// Terminal().
+	// Terminal(t). A Terminal without a Sandbox gets a real one
+	// (sandboxtest) hiding Hide, as the host's terminal does.
 	Terminal tools.Terminal
+	// Hide are paths the sandbox hides (the host hides its state
+	// directory and config); only used when Terminal has no Sandbox.
+	Hide []string
 	// Sessions keeps sessions' shell state (nil: none).
 	Sessions runner.Sessions
 	// Logger receives the broker's and the runner's logs (nil: none).
@@ -66,7 +71,9 @@ type Fixture struct {
 	Gate *gate.Gate
 	// Broker is nil unless Options.Ask is positive.
 	Broker *broker.Broker
-	Runner *runner.Runner
+	// Terminal is what the runner runs commands with (its Sandbox too).
+	Terminal tools.Terminal
+	Runner   *runner.Runner
 }
 
 // New builds a store, gate, broker (with Options.Ask) and runner, closed
@@ -91,9 +98,12 @@ func New(t testing.TB, o Options) *Fixture {
 		f.Broker = Broker(t, f.DB, o.Ask, o.Logger)
 	}
 	term := o.Terminal
-	if term.Env == nil && term.Timeout == 0 {
-		term = Terminal()
+	if term.Env == nil && term.Timeout == 0 && term.Sandbox == nil {
+		term = Terminal(t, o.Hide...)
+	} else if term.Sandbox == nil {
+		term.Sandbox = sandboxtest.New(t, o.Hide...)
 	}
+	f.Terminal = term
 	f.Runner = runner.New(runner.Options{Gate: g, Broker: f.Broker, Audit: f.DB, Logger: o.Logger, Terminal: term, Sessions: o.Sessions})
 	return f
 }
@@ -144,9 +154,13 @@ func Broker(t testing.TB, db *sqlite.DB, timeout time.Duration, logger *slog.Log
 }
 
 // Terminal is the terminal tests run commands with: the usual PATH, a
-// UTF-8 locale and a minute's timeout.
-func Terminal() tools.Terminal {
-	return tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}
+// UTF-8 locale, a minute's timeout and a real sandbox hiding hide
+// (sandboxtest: skipped, or failed under WARDEN_FULL=1, where the kernel
+// cannot sandbox). Commands see the workspace (their directory) and the
+// system, not other temporary directories: /tmp is private inside.
+func Terminal(t testing.TB, hide ...string) tools.Terminal {
+	t.Helper()
+	return tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t, hide...)}
 }
 
 // As binds o to a fresh context, failing the test on err (the owner

@@ -95,7 +95,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	}
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	term := runnertest.Terminal()
+	term := runnertest.Terminal(t)
 	ro := runnertest.Options{Ask: fo.timeout, Logger: log, Terminal: term}
 	var shell *shellstate.Manager
 	if fo.shell {
@@ -122,7 +122,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	}
 	var sched *cron.Scheduler
 	if fo.cron {
-		sched = startCron(t, db, r, log)
+		sched = startCron(t, db, r, log, o.Dir)
 		o.Cron, o.CronStore = sched, db
 	}
 	if fo.board {
@@ -143,9 +143,9 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 
 // startCron runs a cron scheduler on db and r until the test ends
 // (before the store closes).
-func startCron(t testing.TB, db *sqlite.DB, r *runner.Runner, log *slog.Logger) *cron.Scheduler {
+func startCron(t testing.TB, db *sqlite.DB, r *runner.Runner, log *slog.Logger, dir string) *cron.Scheduler {
 	t.Helper()
-	s, err := cron.New(cron.Options{Store: db, Runner: r, Host: "test-host", Logger: log, Dir: t.TempDir()})
+	s, err := cron.New(cron.Options{Store: db, Runner: r, Host: "test-host", Logger: log, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
