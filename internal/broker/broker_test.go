@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/owner/ownertest"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -25,23 +26,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type surface string
-
-func (s surface) Surface() string { return string(s) }
-
-func web(key string) owner.Owner {
-	o, err := owner.Gateway("web", key, "")
-	if err == nil {
-		o, err = o.WithSession(key)
-	}
-	if err == nil {
-		o, err = o.WithChannel(surface("web"))
-	}
-	if err != nil {
-		panic(err)
-	}
-	return o
-}
+func web(key string) owner.Owner { return ownertest.Web(key) }
 
 func openDB(t testing.TB) *sqlite.DB {
 	t.Helper()

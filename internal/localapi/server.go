@@ -112,6 +112,7 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	s.mux.HandleFunc("GET /v1/audit/verify", s.verify)
 	s.mux.HandleFunc("GET /v1/status", s.status)
+	s.mux.HandleFunc("GET /v1/sessions", s.listSessions)
 	s.mux.HandleFunc("POST /v1/sessions/{key}/reset", s.resetSession)
 	s.cronRoutes()
 	s.kanbanRoutes()
@@ -382,6 +383,19 @@ func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.InfoContext(r.Context(), "grant revoked", "id", id)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// listSessions lists every session the host has seen, oldest first.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.o.Store.ListSessions(r.Context())
+	if err != nil {
+		s.fail(w, r, "list sessions", err)
+		return
+	}
+	if list == nil {
+		list = []store.SessionRow{}
+	}
+	writeJSON(w, http.StatusOK, list)
 }
 
 // resetSession drops a session's terminal shell state: its next call

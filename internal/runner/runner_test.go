@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"bytes"
@@ -7,45 +7,22 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/gate"
-	"github.com/wardenhq/warden/internal/owner"
-	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
 )
 
 // newRunner is a runner on a real store and gate, no broker (asks deny).
-func newRunner(t *testing.T, yaml string) (*Runner, *sqlite.DB) {
+func newRunner(t *testing.T, yaml string) (*runner.Runner, *sqlite.DB) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	cfg, _, err := config.Parse([]byte(yaml), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := gate.Compile(cfg, gate.Paths{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Policy: p, Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return New(Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Sandbox: sandboxtest.New(t)}}), db
+	f := runnertest.New(t, runnertest.Options{Policy: yaml})
+	return f.Runner, f.DB
 }
 
-func cronCtx(t *testing.T) context.Context {
-	o, err := owner.Cron("j", "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return owner.With(context.Background(), o)
-}
+func cronCtx(t *testing.T) context.Context { return runnertest.Cron(t, "j", "r") }
 
 func TestCodeIsDecidedAndAudited(t *testing.T) {
 	for _, mode := range []string{"deny", "approve"} {
@@ -116,24 +93,8 @@ func TestWriteFileThroughSymlink(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	cfg, _, err := config.Parse([]byte("approvals:\n  cron_mode: approve\n"), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := gate.Compile(cfg, gate.Paths{Home: home, Protected: []string{home + "/.config/warden"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Policy: p, Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := New(Options{Gate: g, Audit: db})
+	r := runnertest.New(t, runnertest.Options{Policy: "approvals:\n  cron_mode: approve\n",
+		Paths: gate.Paths{Home: home, Protected: []string{home + "/.config/warden"}}}).Runner
 	for _, fsRoot := range []string{home + "/proj", home} {
 		files := tools.Files{Root: fsRoot}
 		for _, name := range []string{home + "/proj/notes.txt", home + "/proj/keys/authorized_keys", home + "/proj/keys/new", home + "/proj/cfg/config.yaml"} {

@@ -7,10 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
-	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
 )
 
@@ -27,15 +26,6 @@ func (s sessions) Begin(ctx context.Context, key string) runner.SessionCall {
 // gate; the raw command is still decided first. With no broker, a
 // question is a deny.
 func TestGateSeesSavedFunctions(t *testing.T) {
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	g, err := gate.New(gate.Options{Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
 	home := t.TempDir()
 	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home}, Sandbox: sandboxtest.New(t)}
 	m, err := New(Options{Dir: filepath.Join(t.TempDir(), "shellstate"), Terminal: term})
@@ -45,7 +35,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 	if !m.Bash() {
 		t.Skip("no /bin/bash")
 	}
-	r := runner.New(runner.Options{Gate: g, Audit: db, Terminal: term, Sessions: sessions{m}})
+	r := runnertest.New(t, runnertest.Options{Terminal: term, Sessions: sessions{m}}).Runner
 	work := t.TempDir()
 	build := filepath.Join(work, "build")
 	if err := os.Mkdir(build, 0o700); err != nil {
