@@ -45,10 +45,10 @@ var ErrNoOwner = errors.New("agent: no owner in context")
 // Executor authorises and runs actions as the owner in ctx; the host's
 // *runner.Runner is one.
 type Executor interface {
-	Authorize(ctx context.Context, act action.Action, onPending func(store.Request)) (runner.Outcome, error)
-	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error)
-	Code(ctx context.Context, language, source, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error)
-	WriteFile(ctx context.Context, files tools.Files, path string, data []byte, onPending func(store.Request)) (runner.Outcome, error)
+	Authorize(ctx context.Context, act action.Action) (runner.Outcome, error)
+	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
+	Code(ctx context.Context, language, source, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
+	WriteFile(ctx context.Context, files tools.Files, path string, data []byte) (runner.Outcome, error)
 }
 
 // MCPTool is a tool of an MCP server.

@@ -157,7 +157,7 @@ type Store interface {
 // Runner runs a shell command as the owner bound to ctx: it authorises
 // (asking a human if the gate says so), audits, and runs.
 type Runner interface {
-	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error)
+	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
 }
 
 // Options configure a Console.
