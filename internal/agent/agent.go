@@ -193,7 +193,7 @@ func (a *Agent) Run(ctx context.Context, r Run, input string) (Result, error) {
 	}
 	msgs := []llm.Message{{Role: llm.System, Content: a.o.System}}
 	if r.Conversation != "" && a.o.Conversations != nil {
-		past, err := a.o.Conversations.Messages(ctx, r.Conversation, DefaultHistory)
+		past, err := a.load(ctx, r.Conversation)
 		if err != nil {
 			return res, fmt.Errorf("agent: load conversation: %w", err)
 		}
@@ -259,10 +259,29 @@ func (a *Agent) save(ctx context.Context, r Run, m llm.Message) error {
 	if r.Conversation == "" || a.o.Conversations == nil {
 		return nil
 	}
-	if err := a.o.Conversations.AppendMessages(context.WithoutCancel(ctx), r.Conversation, m); err != nil {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("agent: save conversation: %w", err)
+	}
+	if err := a.o.Conversations.AppendMessages(context.WithoutCancel(ctx), r.Conversation, b); err != nil {
 		return fmt.Errorf("agent: save conversation: %w", err)
 	}
 	return nil
+}
+
+// load reads the last DefaultHistory messages of conversation.
+func (a *Agent) load(ctx context.Context, conversation string) ([]llm.Message, error) {
+	rows, err := a.o.Conversations.Messages(ctx, conversation, DefaultHistory)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]llm.Message, len(rows))
+	for i, row := range rows {
+		if err := json.Unmarshal(row, &out[i]); err != nil {
+			return nil, fmt.Errorf("message %d: %w", i+1, err)
+		}
+	}
+	return out, nil
 }
 
 // trimHistory drops leading messages until a user message, so a window
