@@ -49,7 +49,7 @@ type call struct {
 // see it.
 type probeKey struct{}
 
-func (rec *recorder) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error) {
+func (rec *recorder) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error) {
 	o, ok := owner.From(ctx)
 	rec.mu.Lock()
 	rec.calls = append(rec.calls, call{cmd: command, owner: o, ok: ok, probe: ctx.Value(probeKey{})})
@@ -57,7 +57,7 @@ func (rec *recorder) Shell(ctx context.Context, command, dir string, stdout, std
 	if rec.hook != nil {
 		rec.hook(ctx, command)
 	}
-	return rec.r.Shell(ctx, command, dir, stdout, stderr, onPending)
+	return rec.r.Shell(ctx, command, dir, stdout, stderr)
 }
 
 func (rec *recorder) snapshot() []call {

@@ -27,7 +27,7 @@ type echoRunner struct {
 	owners chan owner.Owner
 }
 
-func (e echoRunner) Shell(ctx context.Context, command, _ string, stdout, _ io.Writer, _ func(store.Request)) (runner.Outcome, int, error) {
+func (e echoRunner) Shell(ctx context.Context, command, _ string, stdout, _ io.Writer) (runner.Outcome, int, error) {
 	o, _ := owner.From(ctx)
 	e.owners <- o
 	if strings.Contains(command, "deny") {

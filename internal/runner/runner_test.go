@@ -29,7 +29,7 @@ func TestCodeIsDecidedAndAudited(t *testing.T) {
 		r, db := newRunner(t, "approvals:\n  cron_mode: "+mode+"\n")
 		dir := t.TempDir()
 		var out bytes.Buffer
-		o, code, err := r.Code(cronCtx(t), "sh", "touch made; rm -rf ./gone", dir, &out, &out, nil)
+		o, code, err := r.Code(cronCtx(t), "sh", "touch made; rm -rf ./gone", dir, &out, &out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,10 +48,10 @@ func TestWriteFileIsDecided(t *testing.T) {
 	r, _ := newRunner(t, "approvals:\n  cron_mode: approve\n")
 	root := t.TempDir()
 	files := tools.Files{Root: root}
-	if o, err := r.WriteFile(cronCtx(t), files, "notes.txt", []byte("x"), nil); err != nil || !o.Allowed {
+	if o, err := r.WriteFile(cronCtx(t), files, "notes.txt", []byte("x")); err != nil || !o.Allowed {
 		t.Fatalf("ordinary write: %v %+v", err, o)
 	}
-	if o, _ := r.WriteFile(cronCtx(t), files, ".env", []byte("TOKEN=x"), nil); o.Allowed || o.Decision.Rule != gate.RuleProtectedPath {
+	if o, _ := r.WriteFile(cronCtx(t), files, ".env", []byte("TOKEN=x")); o.Allowed || o.Decision.Rule != gate.RuleProtectedPath {
 		t.Fatalf(".env write: %+v", o.Decision)
 	}
 	if _, err := os.Stat(filepath.Join(root, ".env")); err == nil {
@@ -98,7 +98,7 @@ func TestWriteFileThroughSymlink(t *testing.T) {
 	for _, fsRoot := range []string{home + "/proj", home} {
 		files := tools.Files{Root: fsRoot}
 		for _, name := range []string{home + "/proj/notes.txt", home + "/proj/keys/authorized_keys", home + "/proj/keys/new", home + "/proj/cfg/config.yaml"} {
-			o, _ := r.WriteFile(cronCtx(t), files, name, []byte("pwned"), nil)
+			o, _ := r.WriteFile(cronCtx(t), files, name, []byte("pwned"))
 			if o.Allowed {
 				t.Errorf("root %s: write %s allowed: %+v", fsRoot, name, o.Decision)
 			}
@@ -113,7 +113,7 @@ func TestWriteFileThroughSymlink(t *testing.T) {
 		t.Error("a file was created in ~/.ssh")
 	}
 	// An ordinary link target is allowed; the tool replaces the link.
-	o, err := r.WriteFile(cronCtx(t), tools.Files{Root: home}, home+"/proj/alias.txt", []byte("new"), nil)
+	o, err := r.WriteFile(cronCtx(t), tools.Files{Root: home}, home+"/proj/alias.txt", []byte("new"))
 	if err != nil || !o.Allowed {
 		t.Fatalf("ordinary write: %v %+v", err, o.Decision)
 	}

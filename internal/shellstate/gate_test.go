@@ -43,7 +43,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 	}
 	ctx := sessionCtx(t, "g")
 	var out bytes.Buffer
-	if o, code, err := r.Shell(ctx, "cd "+work+"; clean() { rm -rf build; }", work, &out, &out, nil); err != nil || !o.Allowed || code != 0 {
+	if o, code, err := r.Shell(ctx, "cd "+work+"; clean() { rm -rf build; }", work, &out, &out); err != nil || !o.Allowed || code != 0 {
 		t.Fatalf("define: %+v %d %v %s", o, code, err, out.String())
 	}
 	// An alias definition is analysed when typed; plant one as if an
@@ -57,7 +57,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cmd := range []string{"clean", "wipe"} {
-		o, code, _ := r.Shell(ctx, cmd, work, &out, &out, nil)
+		o, code, _ := r.Shell(ctx, cmd, work, &out, &out)
 		if o.Allowed || code != -1 {
 			t.Errorf("%s: allowed (%+v, exit %d): a saved definition escaped the gate", cmd, o.Decision.Verdict, code)
 		}
@@ -67,7 +67,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 	}
 	// A safe call in the session still runs, in the saved directory.
 	out.Reset()
-	if o, code, err := r.Shell(ctx, "pwd", work, &out, &out, nil); err != nil || !o.Allowed || code != 0 || out.String() != work+"\n" {
+	if o, code, err := r.Shell(ctx, "pwd", work, &out, &out); err != nil || !o.Allowed || code != 0 || out.String() != work+"\n" {
 		t.Fatalf("pwd: %+v %d %v %q", o.Decision.Verdict, code, err, out.String())
 	}
 }

@@ -333,12 +333,12 @@ func (f *fixture) shellAsync(ctx context.Context, key, command, dir string) (<-c
 	done := make(chan shellResult, 1)
 	go func() {
 		var out lockedBuffer
-		o, code, err := f.runner.Shell(ctx, command, dir, &out, &out, func(r store.Request) {
+		o, code, err := f.runner.Shell(broker.WithNotify(ctx, func(r store.Request) {
 			select {
 			case pending <- r:
 			default:
 			}
-		})
+		}), command, dir, &out, &out)
 		done <- shellResult{out: o, code: code, err: err, stdout: out.String()}
 	}()
 	return pending, done
