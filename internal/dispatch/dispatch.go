@@ -347,6 +347,9 @@ func (d *Dispatcher) recover(ctx context.Context) (late []store.TaskRun, err err
 		return nil, err
 	}
 	for _, r := range runs {
+		if d.srv.Issued(r.ID) {
+			continue // issued to a remote worker by this dispatcher
+		}
 		if r.PID == 0 {
 			late = append(late, r)
 			continue

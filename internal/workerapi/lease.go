@@ -47,6 +47,15 @@ func (s *Server) Issue(run string, helloBy time.Time) error {
 	return nil
 }
 
+// Issued reports whether run was issued to a remote worker and its
+// lease is held.
+func (s *Server) Issued(run string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.leases[run]
+	return ok
+}
+
 // attach binds run's lease to a connection saying hello for it: run must
 // have been issued to a remote worker, have no worker process of this
 // host, be running, and not be bound already.
