@@ -125,6 +125,9 @@ type KanbanRemote struct {
 	CertFile, KeyFile string
 	// Lease is a remote run's lease.
 	Lease time.Duration
+	// Only makes the host spawn no local workers: every task waits to
+	// be issued to a remote worker.
+	Only bool
 }
 
 // Defaults of kanban.remote.

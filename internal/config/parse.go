@@ -731,6 +731,7 @@ type rawKanbanRemote struct {
 	CertFile node `yaml:"cert_file"`
 	KeyFile  node `yaml:"key_file"`
 	Lease    node `yaml:"lease"`
+	Only     node `yaml:"only"`
 }
 
 // kanbanRemote reads kanban.remote: off unless enabled; a listen
@@ -741,12 +742,22 @@ func (v *validator) kanbanRemote(r *rawKanbanRemote) KanbanRemote {
 	if r == nil {
 		return k
 	}
-	if n := r.Enabled.n; n != nil {
-		if b, ok := boolValue(n); ok {
-			k.Enabled = b
-		} else {
-			v.errorf(n, "kanban.remote.enabled: want true or false, got %s", describe(n))
+	for _, f := range []struct {
+		n   ast.Node
+		key string
+		dst *bool
+	}{{r.Enabled.n, "kanban.remote.enabled", &k.Enabled}, {r.Only.n, "kanban.remote.only", &k.Only}} {
+		if f.n == nil {
+			continue
 		}
+		if b, ok := boolValue(f.n); ok {
+			*f.dst = b
+		} else {
+			v.errorf(f.n, "%s: want true or false, got %s", f.key, describe(f.n))
+		}
+	}
+	if k.Only && !k.Enabled {
+		v.errorf(r.Only.n, "kanban.remote.only: without kanban.remote.enabled no task would ever run")
 	}
 	if r.Listen.n == nil {
 		// the default

@@ -251,6 +251,7 @@ func TestKanbanRemote(t *testing.T) {
 		"kanban:\n  remote:\n    cert_file: /etc/w.crt\n",
 		"kanban:\n  remote:\n    lease: 0\n",
 		"kanban:\n  remote:\n    port: 1\n",
+		"kanban:\n  remote:\n    only: true\n",
 	} {
 		if _, _, err := Parse([]byte(bad), "t.yaml"); err == nil {
 			t.Errorf("accepted:\n%s", bad)

@@ -151,6 +151,9 @@ type Options struct {
 	RemoteLease time.Duration
 	// Network is the host's sandbox.network, told to remote workers.
 	Network bool
+	// RemoteOnly spawns no local worker: ready tasks wait for an
+	// operator to issue them to remote workers (kanban.remote.only).
+	RemoteOnly bool
 	Logger  *slog.Logger
 	Now     func() time.Time
 }
@@ -289,7 +292,7 @@ loop:
 		if _, err := d.o.Board.Promote(ctx, d.o.Now()); err != nil && ctx.Err() == nil {
 			d.log.ErrorContext(ctx, "promote", "err", err)
 		}
-		for active < d.o.Concurrency && ctx.Err() == nil {
+		for !d.o.RemoteOnly && active < d.o.Concurrency && ctx.Err() == nil {
 			run := d.ids.New()
 			t, r, err := d.o.Board.ClaimTask(ctx, store.TaskClaim{Run: run, Log: d.logPath(run), At: d.o.Now()})
 			if errors.Is(err, store.ErrNothingReady) {
