@@ -154,8 +154,8 @@ type Options struct {
 	// RemoteOnly spawns no local worker: ready tasks wait for an
 	// operator to issue them to remote workers (kanban.remote.only).
 	RemoteOnly bool
-	Logger  *slog.Logger
-	Now     func() time.Time
+	Logger     *slog.Logger
+	Now        func() time.Time
 }
 
 // Dispatcher claims ready tasks and runs each in a worker process.

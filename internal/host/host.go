@@ -381,7 +381,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if h.dispatch, err = dispatch.New(dispatch.Options{
 		RemoteListener: remoteLn, RemoteLease: startCfg.Kanban.Remote.Lease, Network: startCfg.Sandbox.Network,
 		RemoteOnly: startCfg.Kanban.Remote.Only && startCfg.Kanban.Remote.Enabled,
-		Board: h.db, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
+		Board:      h.db, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
 		Ended: h.dropShell, Agent: h.agents.workerAgent(),
