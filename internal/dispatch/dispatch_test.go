@@ -55,7 +55,7 @@ type hostSetup struct {
 	before func(db *sqlite.DB)
 	groups *ancestry.Groups
 	// remote serves remote workers on a loopback TLS listener with a
-	// lease of remoteLease (default 2 s).
+	// lease of remoteLease (default 10 s).
 	remote      bool
 	remoteLease time.Duration
 	// beforeRun runs after the dispatcher is built and before it runs
@@ -114,7 +114,9 @@ func startHost(t testing.TB, s hostSetup) *testHost {
 		}
 		addr, pin = remoteLn.Addr().String(), workerapi.CertFingerprint(cert)
 		if s.remoteLease == 0 {
-			s.remoteLease = 2 * time.Second
+			// Long enough that a loaded machine's stalls never lapse a
+			// live worker's lease.
+			s.remoteLease = 10 * time.Second
 		}
 	}
 	d, err := New(Options{

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -268,7 +269,9 @@ func TestRemoteTokens(t *testing.T) {
 // once more (here by a local worker), never while the first step lives.
 func TestRemoteWorkerKilledMidStep(t *testing.T) {
 	work := t.TempDir()
-	step := `if [ -e first ]; then echo rerun >> log; else touch first; echo start >> log; sleep 30; echo late >> log; fi`
+	// A sleep no other test runs: found anywhere in /proc, re-parented
+	// or not.
+	step := `if [ -e first ]; then echo rerun >> log; else touch first; echo start >> log; sleep 30.4142; echo late >> log; fi`
 	tk := store.Task{ID: "killed", Title: "killed", Workspace: "dir:" + work, Script: []string{step}}
 	var ticket Ticket
 	h := startHost(t, hostSetup{kanbanMode: "deny", remote: true, concurrency: 1, failureLimit: 3, beforeRun: func(d *Dispatcher, db *sqlite.DB) {
@@ -277,7 +280,7 @@ func TestRemoteWorkerKilledMidStep(t *testing.T) {
 	ctx := t.Context()
 	w := startRemote(t, h, tk.ID, ticket.Token, h.pin, work)
 	deadline := time.Now().Add(60 * time.Second)
-	for len(children(t, "sleep 30")) != 1 {
+	for len(anywhere(t, "sleep 30.4142")) != 1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the remote step never started; worker:\n%s\n%s", w.stdout.String(), w.stderr.String())
 		}
@@ -289,7 +292,7 @@ func TestRemoteWorkerKilledMidStep(t *testing.T) {
 	_ = w.wait(t)
 	// The step died with its worker, before the lease could lapse.
 	deadline = time.Now().Add(10 * time.Second)
-	for len(children(t, "sleep 30")) > 0 {
+	for len(anywhere(t, "sleep 30.4142")) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the killed worker's step still runs")
 		}
@@ -321,7 +324,7 @@ func TestRemoteWorkerKilledMidStep(t *testing.T) {
 // answer may take that long).
 func TestRemoteLeaseOutlivesALongDecision(t *testing.T) {
 	var ticket Ticket
-	h := startHost(t, hostSetup{remote: true, concurrency: 1, remoteLease: 600 * time.Millisecond, beforeRun: func(d *Dispatcher, db *sqlite.DB) {
+	h := startHost(t, hostSetup{remote: true, concurrency: 1, remoteLease: 4 * time.Second, beforeRun: func(d *Dispatcher, db *sqlite.DB) {
 		ticket = issue(t, d, db, store.Task{ID: "slow", Title: "slow", Workspace: store.WorkspaceScratch, Script: []string{"true"}})
 	}})
 	ctx := t.Context()
@@ -343,8 +346,8 @@ func TestRemoteLeaseOutlivesALongDecision(t *testing.T) {
 		defer close(done)
 		c.KeepLease(lctx, time.Duration(hello.LeaseMillis)*time.Millisecond, start, cancel)
 	}()
-	// Three leases pass with no request: only heartbeats.
-	time.Sleep(1800 * time.Millisecond)
+	// Two leases and more pass with no request: only heartbeats.
+	time.Sleep(9 * time.Second)
 	if lctx.Err() != nil {
 		t.Fatalf("the lease was lost: %v", context.Cause(lctx))
 	}
@@ -361,6 +364,29 @@ func TestRemoteLeaseOutlivesALongDecision(t *testing.T) {
 	if _, err := c.Decide(ctx, "true"); err == nil {
 		t.Error("a call after the lease lapsed was answered")
 	}
+}
+
+// anywhere lists the pids of the processes on this machine whose
+// command line starts with prefix (a step's sandbox is re-parented away
+// from the test when its worker dies).
+func anywhere(t testing.TB, prefix string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.HasPrefix(strings.ReplaceAll(string(cmdline), "\x00", " "), prefix) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // issue adds tk and issues it to a remote worker for a minute.
