@@ -340,10 +340,10 @@ loop:
 }
 
 // recover fails the runs a previous host left open: their workers lost
-// the host they talked to. A run with no worker process of the host is
-// a remote worker's (or was never spawned): that worker may still run
-// its step until it finds its lease unacknowledged, so its run is
-// returned to be failed only a lease from now (failLate).
+// the host they talked to. A run issued to a remote worker (RemoteLog)
+// may still run its step until the worker finds its lease
+// unacknowledged, so it is returned to be failed only a lease from now
+// (failLate).
 func (d *Dispatcher) recover(ctx context.Context) (late []store.TaskRun, err error) {
 	runs, err := d.o.Board.RunningRuns(ctx)
 	if err != nil {
@@ -353,7 +353,7 @@ func (d *Dispatcher) recover(ctx context.Context) (late []store.TaskRun, err err
 		if d.srv.Issued(r.ID) {
 			continue // issued to a remote worker by this dispatcher
 		}
-		if r.PID == 0 {
+		if r.Log == RemoteLog {
 			late = append(late, r)
 			continue
 		}

@@ -620,10 +620,6 @@ func TestRecoverOpenRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A local worker's run (a remote one waits a lease first).
-		if err := db.SetRunPID(ctx, r.ID, 1<<22+1); err != nil {
-			t.Fatal(err)
-		}
 		stale = r.ID
 	}})
 	got := h.waitTask(t, "t1", "done", status(store.TaskDone))

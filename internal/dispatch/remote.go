@@ -15,6 +15,10 @@ import (
 // worker's hello.
 const DefaultRemoteTokenTTL = 10 * time.Minute
 
+// RemoteLog is the log of a run issued to a remote worker: its output is
+// on the worker's machine (and in its steps' records).
+const RemoteLog = "(remote worker)"
+
 // ErrNoRemote: the host does not serve remote workers (kanban.remote is
 // off).
 var ErrNoRemote = errors.New("remote workers are off on this host (kanban.remote.enabled)")
@@ -55,7 +59,7 @@ func (d *Dispatcher) Remote(ctx context.Context, task string, ttl time.Duration)
 		return Ticket{}, err
 	}
 	run := d.ids.New()
-	_, r, err := d.o.Board.ClaimTask(ctx, store.TaskClaim{Run: run, At: d.o.Now(), Task: task})
+	_, r, err := d.o.Board.ClaimTask(ctx, store.TaskClaim{Run: run, Log: RemoteLog, At: d.o.Now(), Task: task})
 	if errors.Is(err, store.ErrNothingReady) {
 		return Ticket{}, fmt.Errorf("%w: %s is not ready", ErrNotIssuable, task)
 	}
