@@ -39,9 +39,9 @@ const kanbanExitHelp = `Exit status:
 // newKanbanCmd builds "warden kanban".
 func newKanbanCmd() *cobra.Command {
 	cmd := parentCmd("kanban", "Add, list, show and move tasks on the running host's kanban board",
-		"missing subcommand (warden kanban add | list | show | comment | block | unblock | done)")
+		"missing subcommand (warden kanban add | list | show | comment | block | unblock | done | remote)")
 	cmd.AddCommand(newKanbanAddCmd(), newListCmd(kanbanList), newKanbanShowCmd(), newKanbanCommentCmd(),
-		newKanbanMoveCmd(board.Block), newKanbanMoveCmd(board.Unblock), newKanbanMoveCmd(board.Done))
+		newKanbanMoveCmd(board.Block), newKanbanMoveCmd(board.Unblock), newKanbanMoveCmd(board.Done), newKanbanRemoteCmd())
 	return cmd
 }
 
@@ -50,10 +50,11 @@ ready at once unless it waits for parents (--after ID, repeatable): then it
 is ready when every parent is done.
 
 The host's dispatcher runs a ready task in a worker process ("warden worker
---task ID": its own process group, stdin /dev/null, a clean environment, a
+--task ID": in its own sandbox, stdin /dev/null, a clean environment, a
 one-time token on file descriptor 3). The worker runs the task's script
-step by step through the host: each step is decided by the gate as the
-run's kanban owner (kanban:TASK,run=RUN). A kanban run has no human to
+step by step itself, in its sandbox; the host's gate decides each step
+first, as the run's kanban owner (kanban:TASK,run=RUN), and the worker
+runs exactly what was decided. A kanban run has no human to
 ask: a dangerous step is decided by approvals.kanban_mode (deny by
 default), and a denied step blocks the task with the reason as a comment.
 A failing step or a worker that dies sends the task back to ready; after

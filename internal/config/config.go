@@ -109,7 +109,32 @@ type Kanban struct {
 	FailureLimit int
 	// Concurrency is how many workers run at once.
 	Concurrency int
+	// Remote is kanban.remote: the TLS listener for workers on other
+	// machines.
+	Remote KanbanRemote
 }
+
+// KanbanRemote is kanban.remote. It is off unless Enabled.
+type KanbanRemote struct {
+	Enabled bool
+	// Listen is HOST:PORT; DefaultRemoteListen (loopback) when unset.
+	Listen string
+	// CertFile and KeyFile name the listener's certificate and key
+	// (PEM); both unset means a self-signed certificate kept in the
+	// state directory, whose fingerprint workers pin.
+	CertFile, KeyFile string
+	// Lease is a remote run's lease.
+	Lease time.Duration
+	// Only makes the host spawn no local workers: every task waits to
+	// be issued to a remote worker.
+	Only bool
+}
+
+// Defaults of kanban.remote.
+const (
+	DefaultRemoteListen = "127.0.0.1:7422"
+	DefaultRemoteLease  = 30 * time.Second
+)
 
 // Approvals is the approvals: section.
 type Approvals struct {
@@ -190,7 +215,7 @@ func Default() *Config {
 		},
 		LLM:     defaultLLM(),
 		Sandbox: defaultSandbox(),
-		Kanban:  Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
+		Kanban:  Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency, Remote: KanbanRemote{Listen: DefaultRemoteListen, Lease: DefaultRemoteLease}},
 		Chat:    Chat{Notify: Notify{After: DefaultNotifyAfter}},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path"
 	"slices"
@@ -354,6 +355,7 @@ func (v *validator) config(raw *rawConfig) *Config {
 	if k := raw.Kanban; k != nil {
 		cfg.Kanban.FailureLimit = v.count(k.FailureLimit.n, "kanban.failure_limit", DefaultFailureLimit, 100)
 		cfg.Kanban.Concurrency = v.count(k.Concurrency.n, "kanban.concurrency", DefaultConcurrency, 64)
+		cfg.Kanban.Remote = v.kanbanRemote(k.Remote)
 	}
 	return cfg
 }
@@ -718,8 +720,76 @@ type rawTools struct {
 }
 
 type rawKanban struct {
-	FailureLimit node `yaml:"failure_limit"`
-	Concurrency  node `yaml:"concurrency"`
+	FailureLimit node             `yaml:"failure_limit"`
+	Concurrency  node             `yaml:"concurrency"`
+	Remote       *rawKanbanRemote `yaml:"remote"`
+}
+
+type rawKanbanRemote struct {
+	Enabled  node `yaml:"enabled"`
+	Listen   node `yaml:"listen"`
+	CertFile node `yaml:"cert_file"`
+	KeyFile  node `yaml:"key_file"`
+	Lease    node `yaml:"lease"`
+	Only     node `yaml:"only"`
+}
+
+// kanbanRemote reads kanban.remote: off unless enabled; a listen
+// address must be HOST:PORT (loopback by default); the certificate and
+// key are named together, as absolute paths, or not at all.
+func (v *validator) kanbanRemote(r *rawKanbanRemote) KanbanRemote {
+	k := KanbanRemote{Listen: DefaultRemoteListen, Lease: DefaultRemoteLease}
+	if r == nil {
+		return k
+	}
+	for _, f := range []struct {
+		n   ast.Node
+		key string
+		dst *bool
+	}{{r.Enabled.n, "kanban.remote.enabled", &k.Enabled}, {r.Only.n, "kanban.remote.only", &k.Only}} {
+		if f.n == nil {
+			continue
+		}
+		if b, ok := boolValue(f.n); ok {
+			*f.dst = b
+		} else {
+			v.errorf(f.n, "%s: want true or false, got %s", f.key, describe(f.n))
+		}
+	}
+	if k.Only && !k.Enabled {
+		v.errorf(r.Only.n, "kanban.remote.only: without kanban.remote.enabled no task would ever run")
+	}
+	if r.Listen.n == nil {
+		// the default
+	} else if s, ok := v.str(r.Listen.n, "kanban.remote.listen"); ok {
+		if _, port, err := net.SplitHostPort(s); err != nil || port == "" {
+			v.errorf(r.Listen.n, "kanban.remote.listen: want HOST:PORT (like %s), got %q", DefaultRemoteListen, s)
+		} else {
+			k.Listen = s
+		}
+	}
+	for _, f := range []struct {
+		n   ast.Node
+		key string
+		dst *string
+	}{{r.CertFile.n, "kanban.remote.cert_file", &k.CertFile}, {r.KeyFile.n, "kanban.remote.key_file", &k.KeyFile}} {
+		if f.n == nil {
+			continue
+		}
+		if s, ok := v.str(f.n, f.key); ok {
+			if !path.IsAbs(s) {
+				v.errorf(f.n, "%s: want an absolute path, got %q", f.key, s)
+			}
+			*f.dst = s
+		}
+	}
+	if (k.CertFile == "") != (k.KeyFile == "") {
+		v.errorf(r.CertFile.n, "kanban.remote: cert_file and key_file go together (or neither, for a self-signed certificate)")
+	}
+	if r.Lease.n != nil {
+		k.Lease = v.seconds(r.Lease.n, "kanban.remote.lease", DefaultRemoteLease, 3600)
+	}
+	return k
 }
 
 // envNames reads tools.env_passthrough: variable names only.

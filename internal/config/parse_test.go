@@ -225,3 +225,36 @@ func renderChat(b *strings.Builder, c Chat) {
 		}
 	}
 }
+
+// TestKanbanRemote: kanban.remote is off by default, loopback when on,
+// and refuses a bad address, a relative or lone certificate file and a
+// non-boolean switch.
+func TestKanbanRemote(t *testing.T) {
+	cfg, _, err := Parse([]byte("kanban:\n  concurrency: 2\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cfg.Kanban.Remote; r.Enabled || r.Listen != DefaultRemoteListen || r.Lease != DefaultRemoteLease {
+		t.Errorf("default: %+v", r)
+	}
+	cfg, _, err = Parse([]byte("kanban:\n  remote:\n    enabled: true\n    listen: 0.0.0.0:9000\n    cert_file: /etc/w.crt\n    key_file: /etc/w.key\n    lease: 10s\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cfg.Kanban.Remote; !r.Enabled || r.Listen != "0.0.0.0:9000" || r.CertFile != "/etc/w.crt" || r.KeyFile != "/etc/w.key" || r.Lease != 10*time.Second {
+		t.Errorf("set: %+v", r)
+	}
+	for _, bad := range []string{
+		"kanban:\n  remote:\n    enabled: yes please\n",
+		"kanban:\n  remote:\n    listen: localhost\n",
+		"kanban:\n  remote:\n    cert_file: w.crt\n    key_file: /etc/w.key\n",
+		"kanban:\n  remote:\n    cert_file: /etc/w.crt\n",
+		"kanban:\n  remote:\n    lease: 0\n",
+		"kanban:\n  remote:\n    port: 1\n",
+		"kanban:\n  remote:\n    only: true\n",
+	} {
+		if _, _, err := Parse([]byte(bad), "t.yaml"); err == nil {
+			t.Errorf("accepted:\n%s", bad)
+		}
+	}
+}

@@ -20,8 +20,17 @@
 //     read it; the host keeps only its hash.
 //
 // The worker says hello on the worker socket with the token; from then
-// on the host's gate decides everything it does as the run's owner
-// (internal/workerapi). When a worker exits, the dispatcher fences the
+// on it runs its task's steps itself, inside its sandbox, and the host's
+// gate decides every one as the run's owner before it runs
+// (internal/workerapi; docs/workers.md).
+//
+// An operator may instead issue a task to a remote worker (Remote): the
+// task is claimed for a run with no local process, and a one-time token
+// bound to it is handed to the operator; a worker on another machine
+// presents it on the TLS listener (kanban.remote), runs the steps in its
+// own sandbox and asks the host for every decision. Its run has a lease:
+// when the worker falls silent, the run is failed and the task claimed
+// again. When a worker exits, the dispatcher fences the
 // run — every step still running for it is killed, and nothing more
 // starts for it (sandbox.KillRun) — and only then, if the run is still
 // open (the worker died, or exited without ending it), records a
@@ -42,6 +51,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,8 +95,7 @@ type Options struct {
 	// promotes through it and takes its run ids from it. nil makes New
 	// build one.
 	Boards *board.Service
-	// Runner decides and runs the workers' shell commands (the host's
-	// runner.Runner).
+	// Runner decides the workers' commands (the host's runner.Runner).
 	Runner workerapi.Runner
 	// Sandbox starts the workers and fences runs; required.
 	Sandbox *sandbox.Sandbox
@@ -137,9 +146,20 @@ type Options struct {
 	// whose run left it done or in review: its session is over (the
 	// host drops the task's shell state). A task that will run again
 	// keeps its session.
-	Ended  func(ctx context.Context, session string)
-	Logger *slog.Logger
-	Now    func() time.Time
+	Ended func(ctx context.Context, session string)
+	// RemoteListener, if set, serves remote workers
+	// (workerapi.ListenTLS); Remote issues tasks to them. Run closes it.
+	RemoteListener net.Listener
+	// RemoteLease is a remote run's lease; zero means
+	// workerapi.DefaultLease.
+	RemoteLease time.Duration
+	// Network is the host's sandbox.network, told to remote workers.
+	Network bool
+	// RemoteOnly spawns no local worker: ready tasks wait for an
+	// operator to issue them to remote workers (kanban.remote.only).
+	RemoteOnly bool
+	Logger     *slog.Logger
+	Now        func() time.Time
 }
 
 // Dispatcher claims ready tasks and runs each in a worker process.
@@ -198,9 +218,15 @@ func New(o Options) (*Dispatcher, error) {
 		socket: filepath.Join(o.StateDir, workerapi.SocketName),
 		wake:   make(chan struct{}, 1),
 	}
+	if o.RemoteLease <= 0 {
+		o.RemoteLease = workerapi.DefaultLease
+	}
+	d.o.RemoteLease = o.RemoteLease
 	d.srv = workerapi.New(workerapi.Options{
 		Board: o.Board, Runner: o.Runner, Cron: o.Cron, Agent: o.Agent, BoardID: o.BoardID,
 		ScratchDir: d.scratch(), FailureLimit: o.FailureLimit, Review: o.Review,
+		StepEnv: execenv.Build(o.Environ, o.Passthrough, nil), Passthrough: o.Passthrough, Network: o.Network,
+		Lease: o.RemoteLease, Lapsed: func(string) { d.Poke() },
 		Logger: o.Logger, Now: o.Now,
 	})
 	return d, nil
@@ -235,10 +261,17 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	ln, err := workerapi.Listen(d.socket)
 	if err != nil {
+		if d.o.RemoteListener != nil {
+			d.o.RemoteListener.Close()
+		}
 		return fmt.Errorf("dispatch: %w", err)
 	}
-	if err := d.recover(ctx); err != nil {
+	late, err := d.recover(ctx)
+	if err != nil {
 		ln.Close()
+		if d.o.RemoteListener != nil {
+			d.o.RemoteListener.Close()
+		}
 		return fmt.Errorf("dispatch: %w", err)
 	}
 	// Workers live as long as this context: a failed socket ends them
@@ -246,8 +279,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var wg sync.WaitGroup
-	srvErr := make(chan error, 1)
+	srvErr := make(chan error, 2)
 	wg.Go(func() { srvErr <- d.srv.Serve(ctx, ln) })
+	if d.o.RemoteListener != nil {
+		wg.Go(func() { srvErr <- d.srv.ServeRemote(ctx, d.o.RemoteListener) })
+	}
+	if len(late) > 0 {
+		wg.Go(func() { d.failLate(ctx, late) })
+	}
 
 	done := make(chan struct{}, d.o.Concurrency)
 	active := 0
@@ -258,7 +297,7 @@ loop:
 		if _, err := d.o.Boards.Promote(ctx); err != nil && ctx.Err() == nil {
 			d.log.ErrorContext(ctx, "promote", "err", err)
 		}
-		for active < d.o.Concurrency && ctx.Err() == nil {
+		for !d.o.RemoteOnly && active < d.o.Concurrency && ctx.Err() == nil {
 			run := d.o.Boards.NewID()
 			t, r, err := d.o.Board.ClaimTask(ctx, store.TaskClaim{Run: run, Log: d.logPath(run), At: d.o.Now()})
 			if errors.Is(err, store.ErrNothingReady) {
@@ -292,32 +331,65 @@ loop:
 			active--
 		}
 	}
-	wg.Wait() // workers (killed by ctx) and the server
-	select {
-	case err := <-srvErr:
-		if err != nil {
-			return fmt.Errorf("dispatch: %w", err)
+	wg.Wait() // workers (killed by ctx) and the servers
+	for {
+		select {
+		case err := <-srvErr:
+			if err != nil {
+				return fmt.Errorf("dispatch: %w", err)
+			}
+		default:
+			return nil
 		}
-	default:
 	}
-	return nil
 }
 
 // recover fails the runs a previous host left open: their workers lost
-// the host they talked to.
-func (d *Dispatcher) recover(ctx context.Context) error {
+// the host they talked to. A run issued to a remote worker (RemoteLog)
+// may still run its step until the worker finds its lease
+// unacknowledged, so it is returned to be failed only a lease from now
+// (failLate).
+func (d *Dispatcher) recover(ctx context.Context) (late []store.TaskRun, err error) {
 	runs, err := d.o.Board.RunningRuns(ctx)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	for _, r := range runs {
+		if d.srv.Issued(r.ID) {
+			continue // issued to a remote worker by this dispatcher
+		}
+		if r.Log == RemoteLog {
+			late = append(late, r)
+			continue
+		}
+		t, err := d.o.Board.RecordFailure(ctx, r.ID, "host restarted while the run was in progress", d.o.FailureLimit, d.o.Now())
+		if err != nil && !errors.Is(err, store.ErrTaskRunEnded) {
+			return nil, err
+		}
+		d.log.WarnContext(ctx, "recovered an open run", "task", r.Task, "run", r.ID, "task_status", t.Status)
+	}
+	return late, nil
+}
+
+// failLate fails runs a lease after start (see recover), unless ctx ends
+// first (they are failed at the next start then).
+func (d *Dispatcher) failLate(ctx context.Context, runs []store.TaskRun) {
+	t := time.NewTimer(d.o.RemoteLease)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-t.C:
 	}
 	for _, r := range runs {
 		t, err := d.o.Board.RecordFailure(ctx, r.ID, "host restarted while the run was in progress", d.o.FailureLimit, d.o.Now())
 		if err != nil && !errors.Is(err, store.ErrTaskRunEnded) {
-			return err
+			d.log.ErrorContext(ctx, "fail an open run", "run", r.ID, "err", err)
+			continue
 		}
 		d.log.WarnContext(ctx, "recovered an open run", "task", r.Task, "run", r.ID, "task_status", t.Status)
 	}
-	return nil
+	d.Poke()
 }
 
 // logPath is the log file of run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,19 +25,23 @@ import (
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
+	"github.com/wardenhq/warden/internal/workerapi"
 )
 
 // testHost is what the host wires for kanban: a real SQLite store, a
 // real gate and runner, and a dispatcher whose workers are this test
 // binary.
 type testHost struct {
-	db     *sqlite.DB
-	board  *board.Service
-	d      *Dispatcher
-	state  string
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
+	db    *sqlite.DB
+	board *board.Service
+	d     *Dispatcher
+	state string
+	// addr and pin are the remote workers' listener and its
+	// certificate's fingerprint (remote).
+	addr, pin string
+	cancel    context.CancelFunc
+	done      chan error
+	once      sync.Once
 }
 
 type hostSetup struct {
@@ -48,6 +53,13 @@ type hostSetup struct {
 	// starts.
 	before func(db *sqlite.DB)
 	groups *ancestry.Groups
+	// remote serves remote workers on a loopback TLS listener with a
+	// lease of remoteLease (default 10 s).
+	remote      bool
+	remoteLease time.Duration
+	// beforeRun runs after the dispatcher is built and before it runs
+	// (issue tasks to remote workers before a local one takes them).
+	beforeRun func(d *Dispatcher, db *sqlite.DB)
 }
 
 // testEnviron is a plain parent environment.
@@ -74,8 +86,26 @@ func startHost(t testing.TB, s hostSetup) *testHost {
 	if s.before != nil {
 		s.before(db)
 	}
+	var remoteLn net.Listener
+	var addr, pin string
+	if s.remote {
+		cert, err := workerapi.SelfSigned(filepath.Join(state, workerapi.TLSDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if remoteLn, err = workerapi.ListenTLS("127.0.0.1:0", cert); err != nil {
+			t.Fatal(err)
+		}
+		addr, pin = remoteLn.Addr().String(), workerapi.CertFingerprint(cert)
+		if s.remoteLease == 0 {
+			// Long enough that a loaded machine's stalls never lapse a
+			// live worker's lease.
+			s.remoteLease = 10 * time.Second
+		}
+	}
 	d, err := New(Options{
 		Board: db, Runner: r, Sandbox: sb, Executable: exe, StateDir: state, ScratchDir: t.TempDir(), Environ: s.environ,
+		RemoteListener: remoteLn, RemoteLease: s.remoteLease,
 		FailureLimit: s.failureLimit, Concurrency: s.concurrency, Poll: 50 * time.Millisecond, Groups: s.groups,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -83,7 +113,10 @@ func startHost(t testing.TB, s hostSetup) *testHost {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &testHost{db: db, board: board.New(board.Options{Store: db}), d: d, state: state, cancel: cancel, done: make(chan error, 1)}
+	h := &testHost{db: db, board: board.New(board.Options{Store: db}), d: d, state: state, addr: addr, pin: pin, cancel: cancel, done: make(chan error, 1)}
+	if s.beforeRun != nil {
+		s.beforeRun(d, db)
+	}
 	go func() { h.done <- d.Run(ctx) }()
 	t.Cleanup(func() { h.stop(t) })
 	return h

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/workerapi"
 )
 
@@ -22,6 +24,9 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		os.Exit(workerMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "remote-worker" {
+		os.Exit(remoteWorkerMain(os.Args[2:]))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -79,6 +84,42 @@ func workerMain(args []string) int {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// remoteWorkerMain is `warden worker --connect …` on "another machine":
+// this test binary, started by a test (not by the dispatcher), with its
+// own sandbox. It prints RunWorker's error, if any, to stderr.
+func remoteWorkerMain(args []string) int {
+	fs := flag.NewFlagSet("remote-worker", flag.ContinueOnError)
+	task := fs.String("task", "", "")
+	connect := fs.String("connect", "", "")
+	pin := fs.String("pin", "", "")
+	tokenFile := fs.String("token-file", "", "")
+	workspace := fs.String("workspace", "", "")
+	state := fs.String("state", "", "")
+	if err := fs.Parse(args); err != nil {
+		return 3
+	}
+	sum, err := workerapi.ParsePin(*pin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	tok, err := os.Open(*tokenFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	p := &RemoteParams{Addr: *connect, Pin: sum, Workspace: *workspace, Environ: os.Environ(),
+		Sandbox: func(ctx context.Context, network bool) (*sandbox.Sandbox, error) {
+			return sandbox.New(ctx, sandbox.Config{Hide: []string{*state, *tokenFile}, Network: network,
+				TempRoot: filepath.Join(*state, "sandbox"), Spawner: "remote-worker"})
+		}}
+	if err := RunWorker(context.Background(), WorkerParams{Task: *task, Token: tok, Remote: p, Out: os.Stdout}); err != nil {
+		fmt.Fprintln(os.Stderr, "remote worker:", err)
 		return 1
 	}
 	return 0

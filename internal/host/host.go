@@ -208,8 +208,11 @@ type host struct {
 	oldToken bool
 	webLn    net.Listener
 	sockLn   net.Listener
-	socket   string
-	info     Info
+	// remoteAddr and remoteFP are the remote workers' TLS listener and
+	// its certificate's fingerprint ("" when kanban.remote is off).
+	remoteAddr, remoteFP string
+	socket               string
+	info                 Info
 }
 
 // start builds everything and opens the listeners; on error it undoes
@@ -370,8 +373,18 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	h.groups = &ancestry.Groups{}
+	var remoteLn net.Listener
+	if rc := startCfg.Kanban.Remote; rc.Enabled {
+		if remoteLn, h.remoteFP, err = listenRemote(state, rc); err != nil {
+			return nil, fmt.Errorf("start host: %w", err)
+		}
+		undo = append(undo, func() { remoteLn.Close() })
+		h.remoteAddr = remoteLn.Addr().String()
+	}
 	if h.dispatch, err = dispatch.New(dispatch.Options{
-		Board: h.db, Boards: h.boards, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
+		RemoteListener: remoteLn, RemoteLease: startCfg.Kanban.Remote.Lease, Network: startCfg.Sandbox.Network,
+		RemoteOnly: startCfg.Kanban.Remote.Only && startCfg.Kanban.Remote.Enabled,
+		Board:      h.db, Boards: h.boards, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
 		Ended: h.dropShell, Agent: h.agents.workerAgent(),
@@ -397,7 +410,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	h.api = localapi.New(localapi.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Channel: h.console,
 		Cron: h.cron, CronStore: h.db,
-		Board: h.db, Boards: h.boards, Dispatch: h.dispatch,
+		Board: h.db, Boards: h.boards, Dispatch: h.dispatch, Remote: h.issueRemote,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 		Console:    func(id string) string { return consoleURL + "pending#req-" + id },
 		ConsoleURL: consoleURL, Credentials: h.creds,
@@ -623,6 +636,12 @@ func (h *host) banner(recovered int) {
 		fmt.Fprintf(w, "  console: sessions' commands run in %s (the host's working directory cannot be a workspace)\n", h.consoleDir)
 	}
 	fmt.Fprintf(w, "  kanban:  workers (%s worker) talk to %s; scratch workspaces in %s\n", h.cfg.Executable, h.dispatch.Socket(), h.cfg.ScratchDir)
+	if h.remoteAddr != "" {
+		fmt.Fprintf(w, "  workers: remote workers connect to %s over TLS, pinning sha256 %s (`warden kanban remote TASK` issues a task)\n", h.remoteAddr, h.remoteFP)
+		if !loopback(h.remoteAddr) {
+			fmt.Fprintf(w, "  note:    the worker listener %s is reachable beyond this machine (kanban.remote.listen); only issued tokens get in\n", h.remoteAddr)
+		}
+	}
 	fmt.Fprintf(w, "  agents:  %s\n", h.agents.describe)
 	if line, warn := sandboxLines(h.sandbox.Status()); warn {
 		fmt.Fprintf(w, "  warning: sandbox %s\n", line)

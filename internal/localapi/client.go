@@ -464,6 +464,16 @@ func (c *Client) CommentKanbanTask(ctx context.Context, id, body string) (store.
 	return out, nil
 }
 
+// IssueKanbanTask issues a ready task to a remote worker: ttl is how
+// long its token waits for the worker (zero: the host's default).
+func (c *Client) IssueKanbanTask(ctx context.Context, id string, ttl time.Duration) (KanbanRemote, error) {
+	var out KanbanRemote
+	if err := c.call(ctx, http.MethodPost, "/v1/kanban/"+url.PathEscape(id)+"/remote", KanbanRemoteRequest{TTLSeconds: int64(ttl / time.Second)}, &out); err != nil {
+		return KanbanRemote{}, fmt.Errorf("issue task %s: %w", id, err)
+	}
+	return out, nil
+}
+
 // MoveKanbanTask applies an operator's verb (block, unblock, done,
 // rerun) to a task and returns it as it is now. A move its status does
 // not allow is an *APIError with status 409.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/store"
@@ -51,6 +52,59 @@ func (s *Server) kanbanRoutes() {
 	s.mux.HandleFunc("GET /v1/kanban/{id}", s.kanbanShow)
 	s.mux.HandleFunc("POST /v1/kanban/{id}/comments", s.kanbanComment)
 	s.mux.HandleFunc("POST /v1/kanban/{id}/{verb}", s.kanbanMove)
+	s.mux.HandleFunc("POST /v1/kanban/{id}/remote", s.kanbanRemote)
+}
+
+// KanbanRemoteRequest is the body of POST /v1/kanban/{id}/remote.
+type KanbanRemoteRequest struct {
+	// TTLSeconds is how long the token waits for the worker's hello;
+	// zero means the host's default (10 minutes).
+	TTLSeconds int64 `json:"ttl_seconds,omitempty"`
+}
+
+// KanbanRemote is a task issued to a remote worker: the run it was
+// claimed for, the one-time token bound to both (shown once, kept
+// hashed), and where and how the worker connects.
+type KanbanRemote struct {
+	Task    string    `json:"task"`
+	Run     string    `json:"run"`
+	Token   string    `json:"token"`
+	Expires time.Time `json:"expires_at"`
+	// Addr is the TLS listener and Fingerprint the SHA-256 of its
+	// certificate, which the worker pins.
+	Addr        string `json:"addr"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// ErrNotIssuable is how Remote says a task cannot be issued now (not
+// ready, a prompt task): answered 409.
+var ErrNotIssuable = errors.New("task cannot be issued to a remote worker")
+
+func (s *Server) kanbanRemote(w http.ResponseWriter, r *http.Request) {
+	if s.o.Remote == nil {
+		writeError(w, http.StatusServiceUnavailable, "remote workers are off on this host: set kanban.remote.enabled in the config")
+		return
+	}
+	var req KanbanRemoteRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.TTLSeconds < 0 || req.TTLSeconds > 7*24*3600 {
+		writeError(w, http.StatusBadRequest, "ttl_seconds: want 0 (the default) to a week")
+		return
+	}
+	id := r.PathValue("id")
+	t, err := s.o.Remote(r.Context(), id, time.Duration(req.TTLSeconds)*time.Second)
+	switch {
+	case errors.Is(err, ErrNotIssuable):
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	case err != nil:
+		s.boardError(w, r, "issue", id, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "task issued to a remote worker", "task", id, "run", t.Run, "expires", t.Expires, "peer", mustPeer(r.Context()).String())
+	writeJSON(w, http.StatusOK, t)
 }
 
 // board returns the board service, or answers 503 when the host keeps

@@ -67,6 +67,9 @@ type Options struct {
 	// Boards is the host's one board service over Board; nil makes New
 	// build one (once, not per request).
 	Boards *board.Service
+	// Remote, if set, issues a ready task to a remote worker (POST
+	// /v1/kanban/{id}/remote); nil makes that endpoint answer 503.
+	Remote func(ctx context.Context, task string, ttl time.Duration) (KanbanRemote, error)
 	// ShellReset, if set, drops a session's terminal shell state
 	// (POST /v1/sessions/{key}/reset); nil makes that endpoint answer
 	// 503.

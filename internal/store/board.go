@@ -223,6 +223,9 @@ type TaskClaim struct {
 	// Log is where the worker's output will go.
 	Log string
 	At  time.Time
+	// Task, if set, claims that task only (an operator issuing it to a
+	// remote worker): ErrNothingReady unless it is ready.
+	Task string
 }
 
 // RunFinish ends a run that did not fail.
@@ -274,9 +277,10 @@ type BoardStore interface {
 	// Promote moves every todo task whose parents are all done to ready
 	// and returns their ids.
 	Promote(ctx context.Context, at time.Time) ([]string, error)
-	// ClaimTask atomically takes the oldest ready task: ready → running
-	// and a new running run, in one transaction. Two claimers never get
-	// the same task. No ready task is ErrNothingReady.
+	// ClaimTask atomically takes the oldest ready task (or c.Task, if it
+	// is ready): ready → running and a new running run, in one
+	// transaction. Two claimers never get the same task. No ready task is
+	// ErrNothingReady.
 	ClaimTask(ctx context.Context, c TaskClaim) (Task, TaskRun, error)
 	// SetRunPID records the worker process of a running run.
 	SetRunPID(ctx context.Context, run string, pid int) error

@@ -1,53 +1,80 @@
-// Package workerapi is the worker socket: how a kanban worker, spawned
-// by the dispatcher, asks the host to act for its task run. It is a
-// separate unix socket from the admin API (localapi), mode 0600 in the
-// state directory, with worker-only verbs; nothing on it can answer
-// approvals, change grants or read the audit log.
+// Package workerapi is the worker protocol: how a kanban worker asks
+// the host for what only the host may give a task run — decisions,
+// answers, and the run's record. It is served on two listeners with the
+// same verbs: a unix socket in the state directory (mode 0600) for the
+// workers the host's dispatcher spawns, and, when kanban.remote is on, a
+// TLS listener for workers on other machines. Nothing on either can
+// answer approvals, change grants or read the audit log.
+//
+// # Who runs what
+//
+// The worker runs its task's steps itself, inside its sandbox (a local
+// worker is inside the sandbox the dispatcher started it in, so its
+// steps are too; a remote worker runs each step in its own machine's
+// sandbox), and asks the host only for decisions: decide sends the
+// exact command text; the host's gate decides it as the run's owner,
+// through the runner's one path (decide, audit, ask a human, audit), and
+// answers allow or deny with the rule and the reason. The worker runs
+// exactly the decided text (the same bytes to bash), in its workspace,
+// with the environment the host gave it at hello; then it reports the
+// step (exit code and output), which the host records under the
+// decision it made. The host never runs a worker's command. See
+// docs/workers.md for why.
 //
 // # Identity
 //
 // A connection starts with no owner and can do nothing but say hello
-// with the one-time token the dispatcher handed the worker on an
-// inherited file descriptor. The host consumes the token (it is burnt by
+// with a one-time token. The host consumes the token (it is burnt by
 // the attempt, whatever the outcome), checks it is bound to the task the
-// worker names, that its run is still running and unexpired, and that
-// the peer process (SO_PEERCRED) is the spawned worker or one of its
-// descendants. From then on the connection is that run's owner —
-// owner.Kanban(board, task, run) with session "kanban:TASK" — bound in
-// the context of everything the host does for it. A token for another
-// task, a reused, expired or unknown token all get the same refusal.
-// The worker never decides: a shell command is decided by the host's
-// gate, audited and run by the host (runner.Runner.Shell), in the task's
-// workspace, and the worker hears the outcome.
+// worker names, that its run is still running and unexpired, and, on
+// the unix socket, that the peer process (SO_PEERCRED) is the spawned
+// worker or one of its descendants; on the TLS listener, that the run
+// was issued to a remote worker by an operator of this host. From then
+// on the connection is that run's owner — owner.Kanban(board, task, run)
+// with session "kanban:TASK", from the host's record of the run, never
+// from what the worker sends — bound in the context of every decision.
+// A token for another task, a reused, expired or unknown token all get
+// the same refusal.
 //
-// The connection is the run's lease: when it closes (the worker exited
-// or was killed), the command the host is running for it is cancelled.
+// # Leases
+//
+// A local worker's connection is its lease: the dispatcher fences the
+// run (kills the worker's sandbox with its steps) when the worker exits.
+// A remote worker's run has a lease the worker renews with heartbeats
+// (any message renews it); the host acknowledges each heartbeat. When
+// no message arrives for the lease's length, the host closes the
+// connection, fails the run and the task is claimed again. A remote
+// worker that has had no acknowledgement for half the lease kills its
+// running step and stops, so a retry never overlaps it.
 //
 // # Protocol
 //
-// JSON lines over the socket: every message is one JSON object on one
-// line ending in "\n", at most MaxMessage bytes. The worker sends a
-// Request; the host answers with exactly one Response carrying the same
-// id, in order: requests on one connection are handled one at a time.
-// While a shell command runs, the host may send Events with the
-// request's id before its Response (the command's output as it comes).
+// JSON lines: every message is one JSON object on one line ending in
+// "\n", at most MaxMessage bytes. The worker sends a Request; the host
+// answers with exactly one Response carrying the same id, in order:
+// requests on one connection are handled one at a time. A heartbeat
+// (id 0) may be sent at any time, also while a request waits; the host
+// answers it with an Event of id 0 ("lease") at once.
 //
 //	→ {"id":1,"verb":"hello","token":"…","task":"01jq…"}
-//	← {"id":1,"ok":true,"hello":{"task":{…},"run":"01jq…","owner":"kanban:01jq…,run=01jq…,session=…","dir":"/…"}}
-//	→ {"id":2,"verb":"shell","command":"make test"}
-//	← {"id":2,"event":"output","data":"ok  \tpkg\t0.1s\n"}
-//	← {"id":2,"ok":true,"shell":{"allowed":true,"verdict":"allow","rule":"safe","exit_code":0,"n":0,"output":"…"}}
-//	→ {"id":3,"verb":"complete"}
-//	← {"id":3,"ok":true,"status":"done"}
+//	← {"id":1,"ok":true,"hello":{"task":{…},"run":"01jq…","owner":"kanban:01jq…,run=01jq…,session=…","dir":"/…","env":[…]}}
+//	→ {"id":2,"verb":"decide","command":"make test"}
+//	← {"id":2,"ok":true,"decision":{"allowed":true,"verdict":"allow","rule":"safe"}}
+//	→ {"id":3,"verb":"step","command":"make test","exit_code":0,"output":"ok  \tpkg\t0.1s\n"}
+//	← {"id":3,"ok":true,"step":0}
+//	→ {"id":4,"verb":"complete"}
+//	← {"id":4,"ok":true,"status":"done"}
 //
-// Verbs: hello (token, task), shell (command), comment (body), complete,
-// block (reason), fail (reason), cron_run (name, wait), agent. complete,
-// block and fail end the run; the connection can do nothing after them.
-// agent runs the task's prompt (from the store, not from the worker)
-// through the host's agent as the run's owner and ends the run when the
-// agent's turn ends: blocked if it called kanban_block, done otherwise
-// (kanban_complete's summary, or else its last words, as a comment), or
-// a recorded failure if the agent could not run.
+// Verbs: hello (token, task; workspace from a remote worker), decide
+// (command), step (command, exit_code, output), comment (body),
+// complete, block (reason), fail (reason), cron_run (name, wait),
+// agent, heartbeat. complete, block and fail end the run; the
+// connection can do nothing after them. agent runs the task's prompt
+// (from the store, not from the worker) through the host's agent as the
+// run's owner and ends the run when the agent's turn ends: blocked if
+// it called kanban_block, done otherwise (kanban_complete's summary, or
+// else its last words, as a comment), or a recorded failure if the
+// agent could not run; it is refused on the TLS listener.
 package workerapi
 
 import (
@@ -65,14 +92,16 @@ const MaxMessage = 1 << 20
 
 // Verbs.
 const (
-	VerbHello    = "hello"
-	VerbShell    = "shell"
-	VerbComment  = "comment"
-	VerbComplete = "complete"
-	VerbBlock    = "block"
-	VerbFail     = "fail"
-	VerbCronRun  = "cron_run"
-	VerbAgent    = "agent"
+	VerbHello     = "hello"
+	VerbDecide    = "decide"
+	VerbStep      = "step"
+	VerbHeartbeat = "heartbeat"
+	VerbComment   = "comment"
+	VerbComplete  = "complete"
+	VerbBlock     = "block"
+	VerbFail      = "fail"
+	VerbCronRun   = "cron_run"
+	VerbAgent     = "agent"
 )
 
 // Request is one message from the worker.
@@ -82,8 +111,15 @@ type Request struct {
 	// hello
 	Token string `json:"token,omitempty"`
 	Task  string `json:"task,omitempty"`
-	// shell
+	// hello from a remote worker: the absolute directory it runs the
+	// task's steps in, on its machine.
+	Workspace string `json:"workspace,omitempty"`
+	// decide, step
 	Command string `json:"command,omitempty"`
+	// step: how the decided command ended (-1: it did not run to an
+	// exit) and its output, capped as the run history keeps it.
+	ExitCode int    `json:"exit_code,omitempty"`
+	Output   string `json:"output,omitempty"`
 	// comment
 	Body string `json:"body,omitempty"`
 	// block, fail
@@ -101,8 +137,10 @@ type Response struct {
 	Code  Code   `json:"code,omitempty"`
 	Error string `json:"error,omitempty"`
 
-	Hello *Hello       `json:"hello,omitempty"`
-	Shell *ShellResult `json:"shell,omitempty"`
+	Hello    *Hello    `json:"hello,omitempty"`
+	Decision *Decision `json:"decision,omitempty"`
+	// Step is the index of the step recorded (step verb).
+	Step  int          `json:"step,omitempty"`
 	Cron  *CronResult  `json:"cron,omitempty"`
 	Agent *AgentResult `json:"agent,omitempty"`
 	// Status is the task's status after complete, block or fail.
@@ -114,7 +152,7 @@ type Response struct {
 // Event is a message the host sends while a request runs.
 type Event struct {
 	ID    uint64 `json:"id"`
-	Event string `json:"event"` // "output"
+	Event string `json:"event"` // "lease"
 	Data  string `json:"data"`
 }
 
@@ -131,8 +169,25 @@ type Hello struct {
 	Run  string   `json:"run"`
 	// Owner is the connection's owner in the notation (for logs).
 	Owner string `json:"owner"`
-	// Dir is the workspace directory the host runs commands in.
+	// Dir is the workspace: the directory every step runs in and is
+	// decided in. For a local worker it is the host's record of the
+	// task's workspace; for a remote worker, the one it named at hello.
 	Dir string `json:"dir"`
+	// Env is the complete environment of the steps (local workers):
+	// the host's allowlisted environment (execenv), nothing of the
+	// worker's own.
+	Env []string `json:"env,omitempty"`
+	// Passthrough are the operator's extra variable names
+	// (tools.env_passthrough): a remote worker builds its steps'
+	// environment with execenv from its own environment and these.
+	Passthrough []string `json:"passthrough,omitempty"`
+	// Network is the host's sandbox.network: a remote worker's steps
+	// get the network only when it is true.
+	Network bool `json:"network,omitempty"`
+	// LeaseMillis is the lease of a remote worker's run, in
+	// milliseconds: the worker sends a heartbeat at least every third
+	// of it. Zero for a local worker (its connection is its lease).
+	LeaseMillis int64 `json:"lease_ms,omitempty"`
 }
 
 // TaskInfo is the part of a task a worker needs.
@@ -158,21 +213,18 @@ type AgentResult struct {
 	Status store.TaskStatus `json:"status"`
 }
 
-// ShellResult is how a shell request ended.
-type ShellResult struct {
+// Decision is the host's answer to decide.
+type Decision struct {
 	// Allowed is the gate's verdict (with a human's answer, if one was
-	// asked); a command that was not allowed did not run.
+	// asked): only an allowed command may be run, exactly as sent.
 	Allowed bool   `json:"allowed"`
 	Verdict string `json:"verdict"`
 	Rule    string `json:"rule"`
 	// Message tells the worker why it was not allowed.
-	Message  string `json:"message,omitempty"`
-	ExitCode int    `json:"exit_code"`
-	// N is the step's index in the run's history.
-	N int `json:"n"`
-	// Output is the command's output, capped as the run history keeps
-	// it (store.CapOutput).
-	Output string `json:"output"`
+	Message string `json:"message,omitempty"`
+	// N is the step's index in the run's history when the host
+	// recorded a denied step; an allowed one is recorded by step.
+	N int `json:"n,omitempty"`
 }
 
 // CronResult is the run a cron_run request started.

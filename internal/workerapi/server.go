@@ -14,11 +14,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
+	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/board"
@@ -29,10 +32,12 @@ import (
 	"github.com/wardenhq/warden/internal/store"
 )
 
-// Runner decides, audits and runs a shell command as the owner bound to
-// ctx; *runner.Runner is one.
+// Runner decides an action as the owner bound to ctx, asking a human
+// when the gate says so, and audits the decision before it returns;
+// *runner.Runner is one (its one path: the runner is the only writer of
+// the audit log).
 type Runner interface {
-	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
+	Authorize(ctx context.Context, act action.Action) (runner.Outcome, error)
 }
 
 // CronRunner starts cron runs on a worker's behalf; the host's cron
@@ -71,6 +76,23 @@ type Options struct {
 	FailureLimit int
 	// Review sends completed tasks to review instead of done.
 	Review bool
+	// StepEnv is the complete environment of a local worker's steps
+	// (execenv.Build of the host's environment): told to the worker at
+	// hello.
+	StepEnv []string
+	// Passthrough are the operator's extra variable names, told to
+	// remote workers, which build their steps' environment with
+	// execenv on their own machine.
+	Passthrough []string
+	// Network is the host's sandbox.network, told to remote workers.
+	Network bool
+	// Lease is the lease of a remote worker's run; zero means
+	// DefaultLease.
+	Lease time.Duration
+	// Lapsed, if set, hears the run id of a remote run whose lease
+	// lapsed after its failure was recorded (the dispatcher looks at the
+	// board again).
+	Lapsed func(run string)
 	// HelloTimeout bounds how long a connection may stay without
 	// saying hello; zero means 10 s.
 	HelloTimeout time.Duration
@@ -87,6 +109,9 @@ type Server struct {
 	log *slog.Logger
 	uid int
 	fs  ancestry.FS
+
+	mu     sync.Mutex
+	leases map[string]*lease // remote runs by id
 }
 
 // New returns a Server.
@@ -103,7 +128,10 @@ func New(o Options) *Server {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 30 * time.Second
 	}
-	return &Server{o: o, log: o.Logger.With("component", "workerapi"), uid: os.Getuid()}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	return &Server{o: o, log: o.Logger.With("component", "workerapi"), uid: os.Getuid(), leases: map[string]*lease{}}
 }
 
 // ErrDisconnected is the cause of a connection's context when the
@@ -115,6 +143,17 @@ var ErrDisconnected = errors.New("worker disconnected")
 // their handlers have finished. If accepting fails it does the same and
 // returns the error.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return s.serve(ctx, ln, false)
+}
+
+// ServeRemote is Serve for the TLS listener of remote workers (see
+// ListenTLS): hello admits only runs issued to a remote worker (Issue),
+// and their leases are kept: a run whose lease lapsed is failed.
+func (s *Server) ServeRemote(ctx context.Context, ln net.Listener) error {
+	return s.serve(ctx, ln, true)
+}
+
+func (s *Server) serve(ctx context.Context, ln net.Listener, remote bool) error {
 	// Whatever owner an enclosing scope carries, a connection starts
 	// with none.
 	ctx, cancel := context.WithCancel(owner.With(ctx, owner.Owner{}))
@@ -126,6 +165,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		wg.Wait()
 	}()
+	if remote {
+		wg.Go(func() { s.keepLeases(ctx) })
+	}
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -134,17 +176,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("worker socket: accept: %w", err)
 		}
-		wg.Go(func() { s.serveConn(ctx, c) })
+		wg.Go(func() { s.serveConn(ctx, c, remote) })
 	}
 }
 
 // conn is one worker connection.
 type conn struct {
-	s   *Server
-	c   net.Conn
-	ctx context.Context
+	s      *Server
+	c      net.Conn
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	remote bool
 
 	wmu sync.Mutex // serialises writes
+
+	// lease is a remote run's lease once hello bound it; the reader
+	// renews it.
+	lease atomic.Pointer[lease]
 
 	// Set by hello; read and written by the connection's one handler
 	// goroutine only.
@@ -153,9 +201,18 @@ type conn struct {
 	run   string
 	dir   string
 	ended bool
+	// pending is the allowed command the worker was told it may run,
+	// until it reports the step.
+	pending *pendingStep
 }
 
-func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+// pendingStep is an allowed command not yet reported.
+type pendingStep struct {
+	command, rule string
+	started       time.Time
+}
+
+func (s *Server) serveConn(ctx context.Context, c net.Conn, remote bool) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	// Cancelling closes the connection, which ends the reader.
 	context.AfterFunc(ctx, func() { c.Close() })
@@ -164,7 +221,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		cancel(nil)
 		rwg.Wait()
 	}()
-	cn := &conn{s: s, c: c, ctx: ctx}
+	cn := &conn{s: s, c: c, ctx: ctx, cancel: cancel, remote: remote}
 
 	reqs := make(chan []byte, 8)
 	rwg.Go(func() {
@@ -173,6 +230,19 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		sc.Buffer(make([]byte, 0, 64<<10), MaxMessage)
 		for sc.Scan() {
 			line := append([]byte(nil), sc.Bytes()...)
+			// Any message renews a remote run's lease; a heartbeat is
+			// answered at once, also while a request waits.
+			if l := cn.lease.Load(); l != nil {
+				if !s.renew(l) {
+					return // lapsed: the connection is being closed
+				}
+				if isHeartbeat(line) {
+					if cn.write(Event{Event: EventLease, Data: strconv.FormatInt(s.o.Lease.Milliseconds(), 10)}) != nil {
+						return
+					}
+					continue
+				}
+			}
 			select {
 			case reqs <- line:
 			case <-ctx.Done():
@@ -259,8 +329,10 @@ func (cn *conn) handle(req Request) Response {
 	}
 	ctx := owner.With(cn.ctx, cn.owner)
 	switch req.Verb {
-	case VerbShell:
-		return cn.shell(ctx, req)
+	case VerbDecide:
+		return cn.decide(ctx, req)
+	case VerbStep:
+		return cn.step(ctx, req)
 	case VerbComment:
 		if strings.TrimSpace(req.Body) == "" {
 			return badRequest("empty comment")
@@ -296,6 +368,11 @@ func (cn *conn) handle(req Request) Response {
 	case VerbCronRun:
 		return cn.cronRun(ctx, req)
 	case VerbAgent:
+		if cn.remote {
+			// The agent runs on the host; a remote worker's task is a
+			// script (Dispatcher.Remote refuses prompt tasks).
+			return refused("a remote worker cannot run the host's agent")
+		}
 		return cn.agent(ctx)
 	}
 	return badRequest(fmt.Sprintf("unknown verb %q", req.Verb))
@@ -304,6 +381,9 @@ func (cn *conn) handle(req Request) Response {
 // end runs a run-ending store call; the connection can do nothing
 // after it.
 func (cn *conn) end(ctx context.Context, f func() (store.Task, error)) Response {
+	if r := cn.flush(ctx); r.Code != "" {
+		return r
+	}
 	t, err := f()
 	if errors.Is(err, store.ErrTaskRunEnded) {
 		cn.ended = true
@@ -313,6 +393,7 @@ func (cn *conn) end(ctx context.Context, f func() (store.Task, error)) Response 
 		return internal(err)
 	}
 	cn.ended = true
+	cn.release()
 	cn.s.log.InfoContext(ctx, "run ended", "owner", cn.owner.String(), "task_status", t.Status)
 	return Response{Status: t.Status}
 }
@@ -336,21 +417,37 @@ func (cn *conn) hello(req Request) Response {
 	if err != nil {
 		return internal(err)
 	}
-	if err := cn.checkPeer(run); err != nil {
-		log.WarnContext(cn.ctx, "worker peer refused", "run", run.ID, "err", err)
-		return refused("worker token refused")
-	}
 	task, err := cn.s.o.Board.GetTask(cn.ctx, tok.Task)
 	if err != nil {
 		return internal(err)
 	}
-	dir, err := board.WorkspaceDir(task.Workspace, cn.s.o.ScratchDir, task.ID)
-	if err != nil {
-		return internal(err)
-	}
-	if task.Workspace == store.WorkspaceScratch {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return internal(fmt.Errorf("scratch workspace: %w", err))
+	var dir string
+	if cn.remote {
+		// A remote worker runs where it says, on its machine: that is
+		// part of the action it asks about, like the command; who it
+		// acts as is not.
+		if dir, err = remoteWorkspace(req.Workspace); err != nil {
+			log.WarnContext(cn.ctx, "remote worker refused", "run", run.ID, "err", err)
+			return refused("worker token refused")
+		}
+		l, err := cn.s.attach(run, cn.cancel)
+		if err != nil {
+			log.WarnContext(cn.ctx, "remote worker refused", "run", run.ID, "err", err)
+			return refused("worker token refused")
+		}
+		cn.lease.Store(l)
+	} else {
+		if err := cn.checkPeer(run); err != nil {
+			log.WarnContext(cn.ctx, "worker peer refused", "run", run.ID, "err", err)
+			return refused("worker token refused")
+		}
+		if dir, err = board.WorkspaceDir(task.Workspace, cn.s.o.ScratchDir, task.ID); err != nil {
+			return internal(err)
+		}
+		if task.Workspace == store.WorkspaceScratch {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return internal(fmt.Errorf("scratch workspace: %w", err))
+			}
 		}
 	}
 	o, err := owner.Kanban(cn.s.o.BoardID, task.ID, run.ID)
@@ -361,11 +458,30 @@ func (cn *conn) hello(req Request) Response {
 		return internal(err)
 	}
 	cn.owner, cn.task, cn.run, cn.dir = o, task, run.ID, dir
-	cn.s.log.InfoContext(owner.With(cn.ctx, o), "worker connected", "owner", o.String(), "pid", run.PID)
-	return Response{Hello: &Hello{
+	cn.s.log.InfoContext(owner.With(cn.ctx, o), "worker connected", "owner", o.String(), "pid", run.PID, "remote", cn.remote)
+	h := &Hello{
 		Task: TaskInfo{ID: task.ID, Title: task.Title, Body: task.Body, Workspace: task.Workspace, Script: task.Script, Prompt: task.Prompt},
 		Run:  run.ID, Owner: o.String(), Dir: dir,
-	}}
+	}
+	if cn.remote {
+		h.Passthrough, h.Network, h.LeaseMillis = cn.s.o.Passthrough, cn.s.o.Network, cn.s.o.Lease.Milliseconds()
+	} else {
+		h.Env = append([]string{}, cn.s.o.StepEnv...)
+	}
+	return Response{Hello: h}
+}
+
+// remoteWorkspace checks the workspace a remote worker named.
+func remoteWorkspace(dir string) (string, error) {
+	switch {
+	case dir == "":
+		return "", errors.New("no workspace named")
+	case !filepath.IsAbs(dir) || filepath.Clean(dir) != dir:
+		return "", fmt.Errorf("workspace %q: want a clean absolute path", dir)
+	case dir == "/":
+		return "", errors.New("workspace /: that is the whole file system")
+	}
+	return dir, nil
 }
 
 // checkPeer admits only the worker process the dispatcher spawned for
@@ -395,43 +511,91 @@ func (cn *conn) checkPeer(run store.TaskRun) error {
 	return nil
 }
 
-// shell has the host decide, audit and run one command as the
-// connection's owner, in the task's workspace, streaming the output.
-func (cn *conn) shell(ctx context.Context, req Request) Response {
+// decide has the host's gate decide command as the connection's owner,
+// in the run's workspace, through the runner's one path (audited before
+// the answer; a human asked when the gate says so, for as long as that
+// takes). A denied command is recorded as the run's step at once; an
+// allowed one waits for the worker's report (step).
+func (cn *conn) decide(ctx context.Context, req Request) Response {
 	if strings.TrimSpace(req.Command) == "" {
 		return badRequest("empty command")
 	}
-	out := &capture{cn: cn, id: req.ID}
-	started := cn.s.o.Now()
-	outcome, code, err := cn.s.o.Runner.Shell(ctx, req.Command, cn.dir, out, out)
-	res := ShellResult{Allowed: outcome.Allowed, Verdict: "deny", Rule: outcome.Decision.Rule, Message: outcome.Message, ExitCode: code}
-	if outcome.Allowed {
-		res.Verdict = "allow"
+	if r := cn.flush(ctx); r.Code != "" {
+		return r
 	}
-	switch {
-	case !outcome.Allowed:
-		res.Output = outcome.Message
-	case err != nil:
-		// It was allowed but did not run to an exit (no workspace,
-		// cancelled): say so after whatever it printed.
-		res.ExitCode = -1
-		res.Output = out.text() + "\nwarden: " + err.Error()
-	default:
-		res.Output = out.text()
+	started := cn.s.o.Now()
+	out, err := cn.s.o.Runner.Authorize(ctx, action.NewShell(req.Command).In(cn.dir))
+	if err != nil {
+		cn.s.log.WarnContext(ctx, "decision failed closed", "err", err)
+	}
+	if ctx.Err() != nil {
+		// The worker went away (or the lease lapsed) while a human was
+		// asked: nobody is left to hear the answer.
+		return internal(context.Cause(ctx))
+	}
+	d := Decision{Allowed: out.Allowed, Verdict: "deny", Rule: out.Decision.Rule, Message: out.Message}
+	if out.Allowed {
+		d.Verdict = "allow"
+		cn.pending = &pendingStep{command: req.Command, rule: d.Rule, started: started}
+		return Response{Decision: &d}
 	}
 	step, serr := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
-		Command: req.Command, Verdict: res.Verdict, Rule: res.Rule, ExitCode: res.ExitCode,
-		Output: res.Output, Started: started, Finished: cn.s.o.Now(),
+		Command: req.Command, Verdict: d.Verdict, Rule: d.Rule, ExitCode: -1,
+		Output: d.Message, Started: started, Finished: cn.s.o.Now(),
 	})
-	if errors.Is(serr, store.ErrTaskRunEnded) {
+	if r := cn.stepErr(serr); r.Code != "" {
+		return r
+	}
+	d.N = step.N
+	return Response{Decision: &d}
+}
+
+// step records how the allowed command ended, under the host's
+// decision: the worker says only the exit code and the output.
+func (cn *conn) step(ctx context.Context, req Request) Response {
+	p := cn.pending
+	if p == nil {
+		return badRequest("no allowed command to report: ask decide first")
+	}
+	if req.Command != p.command {
+		return badRequest("the step reported is not the command that was decided")
+	}
+	cn.pending = nil
+	step, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
+		Command: p.command, Verdict: "allow", Rule: p.rule, ExitCode: req.ExitCode,
+		Output: req.Output, Started: p.started, Finished: cn.s.o.Now(),
+	})
+	if r := cn.stepErr(err); r.Code != "" {
+		return r
+	}
+	return Response{Step: step.N}
+}
+
+// flush records an allowed command the worker never reported (it asked
+// for another decision, or ended the run, instead).
+func (cn *conn) flush(ctx context.Context) Response {
+	p := cn.pending
+	if p == nil {
+		return Response{}
+	}
+	cn.pending = nil
+	_, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
+		Command: p.command, Verdict: "allow", Rule: p.rule, ExitCode: -1,
+		Output: "warden: the worker did not report how this step ended", Started: p.started, Finished: cn.s.o.Now(),
+	})
+	return cn.stepErr(err)
+}
+
+func (cn *conn) stepErr(err error) Response {
+	switch {
+	case errors.Is(err, store.ErrTaskRunEnded):
 		cn.ended = true
+		cn.release()
 		return ended()
+	case err != nil:
+		return internal(err)
 	}
-	if serr != nil {
-		return internal(serr)
-	}
-	res.N, res.Output = step.N, step.Output
-	return Response{Shell: &res}
+	return Response{}
 }
 
 // cronRun asks the host's scheduler to run a job now, as a child of the
@@ -454,71 +618,6 @@ func (cn *conn) cronRun(ctx context.Context, req Request) Response {
 		}
 	}
 	return Response{Cron: &res}
-}
-
-// capture streams a command's output to the worker as events and keeps
-// what the run history will keep: the first and last store.CronOutputCap
-// bytes.
-type capture struct {
-	cn    *conn
-	id    uint64
-	mu    sync.Mutex
-	head  []byte
-	tail  []byte // ring of the last bytes once head is full
-	total int64
-	// streamErr stops streaming after a failed write; the command runs
-	// on, its output kept.
-	streamErr error
-}
-
-func (w *capture) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.total += int64(len(p))
-	rest := p
-	if room := store.CronOutputCap - len(w.head); room > 0 {
-		n := min(room, len(rest))
-		w.head = append(w.head, rest[:n]...)
-		rest = rest[n:]
-	}
-	if len(rest) > 0 {
-		w.tail = append(w.tail, rest...)
-		if over := len(w.tail) - store.CronOutputCap; over > 0 {
-			w.tail = append(w.tail[:0], w.tail[over:]...)
-		}
-	}
-	if w.streamErr == nil {
-		w.streamErr = w.cn.write(Event{ID: w.id, Event: "output", Data: strings.ToValidUTF8(string(p), "\uFFFD")})
-	}
-	return len(p), nil
-}
-
-// text is the output as the history keeps it: all of it if it fits
-// store.CronOutputCap, else a head and a tail around
-// store.TruncationMarker, as store.CapOutput makes it.
-func (w *capture) text() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.total <= int64(len(w.head)+len(w.tail)) {
-		s, _ := store.CapOutput(string(w.head) + string(w.tail))
-		return s
-	}
-	room := store.CronOutputCap - len(store.TruncationMarker(w.total))
-	h := runeCut(w.head, room/2)
-	t := w.tail[len(w.tail)-min(len(w.tail), room-h):]
-	for len(t) > 0 && !utf8.RuneStart(t[0]) {
-		t = t[1:]
-	}
-	return string(w.head[:h]) + store.TruncationMarker(w.total-int64(h)-int64(len(t))) + string(t)
-}
-
-// runeCut moves n back to a rune start in b.
-func runeCut(b []byte, n int) int {
-	n = min(n, len(b))
-	for n > 0 && n < len(b) && !utf8.RuneStart(b[n]) {
-		n--
-	}
-	return n
 }
 
 // NewToken returns a new worker token secret: 32 random bytes,

@@ -1,7 +1,6 @@
 package workerapi
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -144,8 +143,11 @@ func TestNothingWithoutHello(t *testing.T) {
 	ctx := t.Context()
 	_, r, _ := e.claimed(t, os.Getpid(), "true")
 	c := e.dial(t)
-	if _, err := c.Shell(ctx, "echo hi", nil); !errors.Is(err, ErrRefused) {
-		t.Errorf("shell without hello: %v, want refused", err)
+	if _, err := c.Decide(ctx, "echo hi"); !errors.Is(err, ErrRefused) {
+		t.Errorf("decide without hello: %v, want refused", err)
+	}
+	if _, err := c.Step(ctx, "echo hi", 0, "hi\n"); !errors.Is(err, ErrRefused) {
+		t.Errorf("step without hello: %v, want refused", err)
 	}
 	if err := c.Comment(ctx, "hi"); !errors.Is(err, ErrRefused) {
 		t.Errorf("comment without hello: %v", err)
@@ -233,51 +235,65 @@ func TestHelloChecksThePeer(t *testing.T) {
 	}
 }
 
-func TestShellIsDecidedByTheHost(t *testing.T) {
+// TestDecideIsTheHosts: the host's gate decides each command as the
+// run's owner and records the step under its own decision; the worker
+// says only how an allowed command ended, and only for the command that
+// was decided.
+func TestDecideIsTheHosts(t *testing.T) {
 	for _, tc := range []struct {
 		mode    string
 		allowed bool
 	}{{"deny", false}, {"approve", true}} {
 		t.Run(tc.mode, func(t *testing.T) {
-			e := newEnv(t, tc.mode, nil)
+			e := newEnv(t, tc.mode, func(o *Options) { o.StepEnv = []string{"PATH=/usr/bin:/bin", "LANG=C"} })
 			ctx := t.Context()
 			tk, r, secret := e.claimed(t, os.Getpid(), "true")
 			c := e.dial(t)
-			if _, err := c.Hello(ctx, secret, tk.ID); err != nil {
-				t.Fatal(err)
-			}
-			var out bytes.Buffer
-			res, err := c.Shell(ctx, "echo hello; pwd", &out)
+			h, err := c.Hello(ctx, secret, tk.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := filepath.Join(e.state, "scratch", tk.ID)
-			if !res.Allowed || res.ExitCode != 0 || res.Output != "hello\n"+dir+"\n" || out.String() != res.Output || res.N != 0 {
-				t.Errorf("echo: %+v, streamed %q", res, out.String())
+			if strings.Join(h.Env, " ") != "PATH=/usr/bin:/bin LANG=C" || h.LeaseMillis != 0 {
+				t.Errorf("hello: env %q, lease %d", h.Env, h.LeaseMillis)
 			}
-			if err := os.MkdirAll(filepath.Join(dir, "build"), 0o700); err != nil {
-				t.Fatal(err)
+			d, err := c.Decide(ctx, "echo hello")
+			if err != nil || !d.Allowed || d.Verdict != "allow" {
+				t.Fatalf("echo: %+v, %v", d, err)
 			}
-			res, err = c.Shell(ctx, "rm -rf build/", nil)
+			// Only the decided command may be reported, once.
+			if _, err := c.Step(ctx, "echo hello; rm -rf ~", 0, ""); err == nil {
+				t.Error("a step other than the decided one was recorded")
+			}
+			if n, err := c.Step(ctx, "echo hello", 0, "hello\n"); err != nil || n != 0 {
+				t.Errorf("step: %d, %v", n, err)
+			}
+			if _, err := c.Step(ctx, "echo hello", 0, "hello\n"); err == nil {
+				t.Error("a step was reported twice")
+			}
+			d, err = c.Decide(ctx, "rm -rf build/")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Allowed != tc.allowed || res.Rule != gate.RuleKanbanMode {
-				t.Errorf("rm -rf under kanban_mode %s: %+v", tc.mode, res)
+			if d.Allowed != tc.allowed || d.Rule != gate.RuleKanbanMode {
+				t.Errorf("rm -rf under kanban_mode %s: %+v", tc.mode, d)
 			}
-			_, statErr := os.Stat(filepath.Join(dir, "build"))
-			if ran := errors.Is(statErr, os.ErrNotExist); ran != tc.allowed {
-				t.Errorf("rm -rf ran: %v, want %v", ran, tc.allowed)
+			if !tc.allowed && (d.Message == "" || d.N != 1) {
+				t.Errorf("denied: %+v", d)
 			}
-			if !tc.allowed && (res.ExitCode != -1 || res.Message == "" || res.Output != res.Message) {
-				t.Errorf("denied step: %+v", res)
+			if tc.allowed {
+				// The worker asks again without reporting: the host
+				// records the allowed step as unreported.
+				if _, err := c.Decide(ctx, "true"); err != nil {
+					t.Fatal(err)
+				}
 			}
 			run, err := e.db.GetRun(ctx, r.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(run.Steps) != 2 || run.Steps[1].Command != "rm -rf build/" || run.Steps[1].Rule != gate.RuleKanbanMode ||
-				(run.Steps[1].Verdict == "allow") != tc.allowed {
+			if len(run.Steps) != 2 || run.Steps[0].Output != "hello\n" || run.Steps[0].Verdict != "allow" ||
+				run.Steps[1].Command != "rm -rf build/" || run.Steps[1].Rule != gate.RuleKanbanMode ||
+				run.Steps[1].ExitCode != -1 || (run.Steps[1].Verdict == "allow") != tc.allowed {
 				t.Errorf("history: %+v", run.Steps)
 			}
 			// The audit log names the connection's owner: identity came
@@ -286,8 +302,12 @@ func TestShellIsDecidedByTheHost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(ds) != 2 {
-				t.Fatalf("%d decisions, want 2", len(ds))
+			want := 2
+			if tc.allowed {
+				want = 3
+			}
+			if len(ds) != want {
+				t.Fatalf("%d decisions, want %d", len(ds), want)
 			}
 			for _, d := range ds {
 				if !strings.HasPrefix(d.OwnerText, "kanban:"+tk.ID) || !strings.Contains(d.OwnerText, "run="+r.ID) || d.Session != "kanban:"+tk.ID {
@@ -318,8 +338,8 @@ func TestRunEnds(t *testing.T) {
 	if st, err := c.Complete(ctx); err != nil || st != store.TaskDone {
 		t.Errorf("complete: %s, %v", st, err)
 	}
-	if _, err := c.Shell(ctx, "true", nil); !errors.Is(err, ErrEnded) {
-		t.Errorf("shell after complete: %v, want ErrEnded", err)
+	if _, err := c.Decide(ctx, "true"); !errors.Is(err, ErrEnded) {
+		t.Errorf("decide after complete: %v, want ErrEnded", err)
 	}
 	cs, _ := e.db.Comments(ctx, tk.ID)
 	if len(cs) != 1 || !strings.HasPrefix(cs[0].Author, "kanban:"+tk.ID) {
@@ -341,8 +361,8 @@ func TestRunEnds(t *testing.T) {
 	if _, err := e.db.SetTaskStatus(ctx, tk.ID, store.TaskBlocked, "stop", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Shell(ctx, "true", nil); !errors.Is(err, ErrEnded) {
-		t.Errorf("shell after the operator blocked the task: %v", err)
+	if _, err := c.Decide(ctx, "true"); !errors.Is(err, ErrEnded) {
+		t.Errorf("decide after the operator blocked the task: %v", err)
 	}
 
 	// Last: a failed task is ready again and would be claimed next.
@@ -406,47 +426,6 @@ func TestCronRunWithoutCron(t *testing.T) {
 	}
 	if _, err := c.CronRun(t.Context(), "backup", false); !errors.Is(err, ErrRefused) {
 		t.Errorf("cron_run without a scheduler: %v", err)
-	}
-}
-
-// TestDisconnectCancelsTheCommand: the connection is the run's lease; a
-// worker that goes away mid-command takes the command with it.
-func TestDisconnectCancelsTheCommand(t *testing.T) {
-	e := newEnv(t, "approve", nil)
-	ctx := t.Context()
-	tk, r, secret := e.claimed(t, os.Getpid(), "true")
-	c, err := Dial(ctx, e.socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Hello(ctx, secret, tk.ID); err != nil {
-		t.Fatal(err)
-	}
-	callCtx, cancel := context.WithCancel(ctx)
-	time.AfterFunc(300*time.Millisecond, cancel)
-	start := time.Now()
-	if _, err := c.Shell(callCtx, "sleep 30", nil); err == nil {
-		t.Fatal("shell survived its connection")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		run, err := e.db.GetRun(ctx, r.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(run.Steps) == 1 {
-			if s := run.Steps[0]; s.ExitCode != -1 || !strings.Contains(s.Output, "disconnected") {
-				t.Errorf("step of a cancelled command: %+v", s)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the host kept running the command of a worker that went away")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("took %v", d)
 	}
 }
 

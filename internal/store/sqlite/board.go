@@ -342,7 +342,11 @@ func (db *DB) claimTask(ctx context.Context, c store.TaskClaim) (store.Task, sto
 	}
 	defer tx.Rollback()
 	var id string
-	err = tx.QueryRowContext(ctx, `SELECT id FROM board_tasks WHERE status = 'ready' ORDER BY id LIMIT 1`).Scan(&id)
+	if c.Task != "" {
+		err = tx.QueryRowContext(ctx, `SELECT id FROM board_tasks WHERE status = 'ready' AND id = ?`, c.Task).Scan(&id)
+	} else {
+		err = tx.QueryRowContext(ctx, `SELECT id FROM board_tasks WHERE status = 'ready' ORDER BY id LIMIT 1`).Scan(&id)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Task{}, store.TaskRun{}, store.ErrNothingReady
 	}

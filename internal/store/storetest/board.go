@@ -326,6 +326,14 @@ var boardTests = []boardTest{
 		addTask(t, s, boardTask("b"))
 		addTask(t, s, boardTask("a"))
 		addTask(t, s, boardTask("c", "a"))
+		// A claim of one task (for a remote worker) takes only that
+		// one, and only when it is ready.
+		if _, _, err := s.ClaimTask(ctx, store.TaskClaim{Run: "rx", Task: "c"}); !errors.Is(err, store.ErrNothingReady) {
+			t.Errorf("claim of a waiting task: %v, want ErrNothingReady", err)
+		}
+		if _, _, err := s.ClaimTask(ctx, store.TaskClaim{Run: "rx", Task: "nosuch"}); !errors.Is(err, store.ErrNothingReady) {
+			t.Errorf("claim of a missing task: %v, want ErrNothingReady", err)
+		}
 		tk, r := claimTask(t, s, "r1")
 		if tk.ID != "a" || tk.Status != store.TaskRunning || tk.Run != "r1" {
 			t.Errorf("first claim: %+v, want a running as r1", tk)
@@ -338,6 +346,9 @@ var boardTests = []boardTest{
 		}
 		if _, _, err := s.ClaimTask(ctx, store.TaskClaim{Run: "r3"}); !errors.Is(err, store.ErrNothingReady) {
 			t.Errorf("claim with c waiting for a: %v, want ErrNothingReady", err)
+		}
+		if _, _, err := s.ClaimTask(ctx, store.TaskClaim{Run: "r3", Task: "a"}); !errors.Is(err, store.ErrNothingReady) {
+			t.Errorf("claim of a running task: %v, want ErrNothingReady", err)
 		}
 		if _, _, err := s.ClaimTask(ctx, store.TaskClaim{Run: "r1"}); err == nil {
 			t.Error("a run id was used twice")
