@@ -25,6 +25,7 @@ var benchActions = []action.Action{
 // BenchmarkDecide is one decision for a typical shell action with a
 // loaded config, analysis included.
 func BenchmarkDecide(b *testing.B) {
+	b.ReportAllocs()
 	g := setup{yaml: benchConfig}.gate(b)
 	ctx := owner.With(context.Background(), chat("s1"))
 	for i := 0; b.Loop(); i++ {

@@ -49,6 +49,10 @@ type Options struct {
 	// Explain records how each candidate's options were read
 	// (Command.Parse), for warden check --explain.
 	Explain bool
+
+	// general turns the fast path off (see walker.fast): the
+	// differential test compares the two.
+	general bool
 }
 
 // ProfileStrict is the profile in which a program not on the known-safe
