@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,13 @@ type assessment struct {
 	// not read completely). Such an action is never allowed by a bypass
 	// (yolo, mode off): DESIGN invariant 12.
 	opaque string
+}
+
+// shellAssessment is an assessment of one shell command with room for its
+// one analysis: one allocation instead of two.
+type shellAssessment struct {
+	assessment
+	one [1]*shell.Analysis
 }
 
 // covered reports whether grants cover every finding and extra class.
@@ -81,13 +89,15 @@ func (t *table) finish(d Decision, v Verdict, rule, why string, as *assessment) 
 	d.Verdict, d.Rule = v, rule
 	d.Steps = notReached(t.steps)
 	d.DenyRule = as.denyRule
-	d.HumanMessage = fmt.Sprintf("%s (%s): %s", v, rule, as.what)
+	// One concatenation: the message is built once, not grown.
+	desc, sep1, sep2 := "", "", ""
 	if len(as.classes) > 0 {
-		d.HumanMessage += " — " + describe(as.classes)
+		desc, sep1 = describe(as.classes), " — "
 	}
 	if why != "" {
-		d.HumanMessage += "; " + why
+		sep2 = "; "
 	}
+	d.HumanMessage = string(v) + " (" + rule + "): " + as.what + sep1 + desc + sep2 + why
 	if v == Deny {
 		d.AgentMessage = agentMessage(rule, why, as)
 	}
@@ -123,25 +133,33 @@ func (p *Policy) assessShell(cmd, dir, kind string, t *table) *assessment {
 	a := p.AnalyseIn(cmd, dir)
 	// The command as it will run, what could hide or disguise itself
 	// escaped (\u00a0), never a cleaned-up reading.
-	as := &assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a, classes: a.Classes(), shells: []*shell.Analysis{a}}
-	p.floors(as, []*shell.Analysis{a}, nil, dir, t)
-	return as
+	as := &shellAssessment{assessment: assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a, classes: a.Classes()}}
+	as.one[0] = a
+	as.shells = as.one[:]
+	p.floors(&as.assessment, as.shells, nil, dir, t)
+	return &as.assessment
 }
 
 // floors runs rows 1 to 3 over one or more analyses (a code action may
 // hold several commands) and extra deny-rule subjects; dir is where
 // they run, for the protected-path table.
 func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []string, dir string, t *table) {
-	var parsed []string
 	for _, a := range list {
 		if a.Verdict == shell.Malformed {
 			t.add(1, "parse and analyse", Decided, a.Error)
 			as.floor, as.detail = RuleMalformed, a.Error
 			return
 		}
-		parsed = append(parsed, plural(len(a.Commands), "command"))
 	}
-	t.add(1, "parse and analyse", Pass, strings.Join(parsed, "; "))
+	if len(list) == 1 {
+		t.add(1, "parse and analyse", Pass, plural(len(list[0].Commands), "command"))
+	} else {
+		parsed := make([]string, 0, len(list))
+		for _, a := range list {
+			parsed = append(parsed, plural(len(a.Commands), "command"))
+		}
+		t.add(1, "parse and analyse", Pass, strings.Join(parsed, "; "))
+	}
 	// Row 2 and the protected paths of row 3: the analyser's hardline
 	// classes, and what its writers reach in the protected-path table
 	// (the same table the write tool is judged by), in every mode.
@@ -172,11 +190,7 @@ func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []
 			as.opaque = opaqueReasons(a)
 		}
 	}
-	subjects := extraSubjects
-	for _, a := range list {
-		subjects = append(subjects, a.Projections()...)
-	}
-	if glob, ok := p.deny.Match(subjects); ok {
+	if glob, ok := p.denyMatch(list, extraSubjects); ok {
 		t.add(3, "user deny rules", Decided, glob)
 		as.floor, as.denyRule = RuleDenyRule, glob
 		return
@@ -187,6 +201,22 @@ func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []
 			as.dangerous = true
 		}
 	}
+}
+
+// denyMatch matches the user deny rules against the extra subjects and
+// the projections of each analysis; without deny rules it builds none.
+func (p *Policy) denyMatch(list []*shell.Analysis, extraSubjects []string) (string, bool) {
+	if p.deny.Len() == 0 {
+		return "", false
+	}
+	if len(list) == 1 && len(extraSubjects) == 0 {
+		return p.deny.Match(list[0].Projections())
+	}
+	subjects := extraSubjects
+	for _, a := range list {
+		subjects = append(subjects, a.Projections()...)
+	}
+	return p.deny.Match(subjects)
 }
 
 // opaqueReasons says what the analyser could not see into.
@@ -474,6 +504,9 @@ func describe(classes []string) string {
 }
 
 func unique(s []string) []string {
+	if len(s) < 2 {
+		return s
+	}
 	seen := map[string]bool{}
 	out := s[:0:0]
 	for _, x := range s {
@@ -486,7 +519,7 @@ func unique(s []string) []string {
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = shell.CollapseFields(s)
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}
@@ -513,11 +546,16 @@ func notReached(steps []Step) []Step {
 }
 
 func plural(n int, what string) string {
+	if what == "command" && n < len(commandCounts) {
+		return commandCounts[n] // the commonest row-1 details, without building them
+	}
 	if n == 1 {
 		return "1 " + what
 	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return strconv.Itoa(n) + " " + what + "s"
 }
+
+var commandCounts = [...]string{"0 commands", "1 command", "2 commands", "3 commands", "4 commands"}
 
 // Rows returns the names of DESIGN.md's decision rows, 1 to 10.
 func Rows() []string { return append([]string(nil), rows[1:]...) }

@@ -124,5 +124,52 @@ func FuzzFastPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		sameAsGeneral(t, Options{}, src)
 		sameAsGeneral(t, Options{Cwd: "/home/u/p", Home: "/home/u", Profile: ProfileStrict}, src)
+		if a := Analyze(src); !slices.Equal(a.Projections(), projectionsReference(a)) {
+			t.Fatalf("%q: projections %q, want %q", src, a.Projections(), projectionsReference(a))
+		}
 	})
+}
+
+// projectionsReference is how Projections was first written: the
+// faster version must return the same strings.
+func projectionsReference(a *Analysis) []string {
+	out := []string{strings.Join(strings.Fields(a.Input), " ")}
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		if len(c.Argv) == 0 {
+			continue
+		}
+		words := c.Words()
+		tail := strings.Join(strings.Fields(strings.Join(words[1:], " ")), " ")
+		join := func(head string) string {
+			if tail == "" {
+				return head
+			}
+			return head + " " + tail
+		}
+		base := baseName(words[0])
+		out = append(out, join(base))
+		if base != words[0] {
+			out = append(out, join(words[0]))
+		}
+	}
+	return out
+}
+
+func TestProjectionsReference(t *testing.T) {
+	extra := []string{"a  b", " a", "a ", "a\tb", "x\u00a0y z", "/bin/rm  -rf   /", "dir/ -x", `a\b c`, "sh -c 'a   b'", "echo \"a\u2003b\""}
+	check := func(src string) {
+		a := Analyze(src)
+		if got, want := a.Projections(), projectionsReference(a); !slices.Equal(got, want) {
+			t.Errorf("%q: projections %q, want %q", src, got, want)
+		}
+	}
+	for _, cases := range loadCorpus(t) {
+		for _, c := range cases {
+			check(c.Cmd)
+		}
+	}
+	for _, s := range extra {
+		check(s)
+	}
 }
