@@ -120,6 +120,11 @@ func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
 	p.table = protect.New(protect.Paths{Extra: own})
 	// The analyser checks recursive operations against the same paths.
 	p.analyser.ProtectedPaths = own
+	// Prepared once: a decision only adds the directory it runs in.
+	if p.home != "" && p.home != "." {
+		p.analyser.Home = p.home
+	}
+	p.analyser.Homes, p.analyser.FS, p.analyser.Protect = p.homes, p.fs, p.table
 	return p, nil
 }
 
@@ -162,10 +167,6 @@ func (p *Policy) AnalyseIn(cmd, dir string) *shell.Analysis {
 	if path.IsAbs(dir) {
 		o.Cwd = path.Clean(dir)
 	}
-	if p.home != "" && p.home != "." {
-		o.Home = p.home
-	}
-	o.Homes, o.FS, o.Protect = p.homes, p.fs, p.table
 	return o.Analyze(cmd)
 }
 

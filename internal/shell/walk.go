@@ -384,7 +384,7 @@ func (w *walker) findTier(cmd int, class string, tier Tier, sp Span, detail stri
 			return
 		}
 	}
-	c, ok := catalog[class]
+	c, ok := fullCatalog()[class]
 	if !ok {
 		panic("shell: finding of unknown class " + class)
 	}
