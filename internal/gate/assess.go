@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/protect"
+	"github.com/wardenhq/warden/internal/reads"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -397,46 +398,13 @@ func (p *Policy) writeFloor(as *assessment, m protect.Match, t *table) bool {
 	return false
 }
 
-// ReadJudgement is how reading some paths is judged: the worst match
-// in the protected-path table, and a user deny rule that matched
-// ("read PATH" subjects).
-type ReadJudgement struct {
-	Match protect.Match
-	// Path is the resolved path or pattern that matched.
-	Path     string
-	DenyRule string
-}
+// ReadJudgement is how reading some paths is judged (internal/reads).
+type ReadJudgement = reads.Judgement
 
 // JudgeRead judges reading paths and shell globs named from dir (a
-// hook's Read, Grep and Glob): resolved as writes are (~, relative,
-// .., symlinks), against the table's read entries. A directory is
-// judged with what lies under it (protect.MatchTree).
+// hook's Read, Grep and Glob): see reads.Judge.Judge.
 func (p *Policy) JudgeRead(dir string, paths, globs []string) ReadJudgement {
-	var j ReadJudgement
-	env := p.resolveEnv(dir)
-	var subjects []string
-	for _, raw := range paths {
-		for _, c := range protect.Resolve(env, p.expand(raw)) {
-			subjects = append(subjects, "read "+c)
-			if m := p.table.MatchTree(c, protect.Read); m.Tier > j.Match.Tier {
-				j.Match, j.Path = m, c
-			}
-		}
-	}
-	for _, g := range globs {
-		g = p.expand(g)
-		if !path.IsAbs(g) && path.IsAbs(env.Cwd) {
-			g = env.Cwd + "/" + g
-		}
-		subjects = append(subjects, "read "+g)
-		if m := p.table.MatchGlob(g, protect.Read, false); m.Tier > j.Match.Tier {
-			j.Match, j.Path = m, g
-		}
-	}
-	if glob, ok := p.deny.Match(subjects); ok {
-		j.DenyRule = glob
-	}
-	return j
+	return p.reads.Judge(dir, paths, globs)
 }
 
 func under(p string, roots []string) bool {
