@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/internal/llm/openai"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -57,7 +58,7 @@ func newFixture(t testing.TB, policy string, h llmtest.Handler) *fixture {
 		t.Fatal(err)
 	}
 	run := runner.New(runner.Options{Gate: g, Audit: db,
-		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}})
+		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t)}})
 	srv := llmtest.New(t, h)
 	model, err := openai.New(openai.Options{BaseURL: srv.URL(), Model: "test-model", MaxRetries: 0, Timeout: 30 * time.Second})
 	if err != nil {

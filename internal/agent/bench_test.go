@@ -11,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/llm/llmtest"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/tools"
 )
@@ -52,7 +53,7 @@ func BenchmarkToolCallGate(b *testing.B) {
 		}
 		return llmtest.Calls(calls...)
 	})
-	e := &timedExec{Runner: f.ag.o.Exec.(*runner.Runner), term: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}, Timeout: time.Minute}}
+	e := &timedExec{Runner: f.ag.o.Exec.(*runner.Runner), term: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}, Timeout: time.Minute, Sandbox: sandboxtest.New(b)}}
 	ag := New(Options{Model: f.ag.o.Model, Exec: e, MaxTurns: 3})
 	ctx := cronCtx(b, "bench", "r")
 	b.ResetTimer()

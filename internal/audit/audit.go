@@ -50,3 +50,29 @@ func Record(now time.Time, o owner.Owner, act action.Action, d gate.Decision, re
 	}
 	return rec
 }
+
+// VerdictRefused is the verdict of an answer that was not taken: the
+// request stays as it was.
+const VerdictRefused = "refused"
+
+// RuleAnswerRefused is the rule of a refused answer's record.
+const RuleAnswerRefused = "answer.refused"
+
+// Refusal builds the record of an answer that was not taken (someone
+// not allowed to answer clicked, a bot answered, an answer came from
+// another conversation): the request's owner and action, who tried, on
+// which surface, and why it was refused. Nothing was resolved.
+func Refusal(now time.Time, req store.Request, by, surface, why string) store.Decision {
+	payload := req.Action.Payload()
+	sum := sha256.Sum256([]byte(payload))
+	owner := req.Owner
+	if len(owner) == 0 {
+		owner = json.RawMessage("null")
+	}
+	return store.Decision{
+		Time: now.UTC(), Session: req.Session, Owner: owner, OwnerText: req.OwnerText,
+		Kind: req.Action.Kind, Payload: Redact(payload), PayloadHash: hex.EncodeToString(sum[:]),
+		Classes: req.Classes, Verdict: VerdictRefused, Rule: RuleAnswerRefused,
+		RequestID: req.ID, By: by, Surface: surface, Reason: why,
+	}
+}

@@ -191,14 +191,12 @@ func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
 	if err != nil {
 		return err
 	}
-	cfgPath := opts.config
-	if cfgPath == "" {
-		if cfgPath, err = defaultConfigPath(); err != nil {
-			return err
-		}
+	cfgPath, err := resolveConfigPath(opts.config)
+	if err != nil {
+		return err
 	}
 	local, err := host.OpenLocal(ctx, host.LocalConfig{
-		StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: env.environ,
+		StateDir: state, ConfigPath: cfgPath, Paths: hostPaths(cfgPath), Environ: env.environ, Commands: true,
 		Logger: opts.log.logger(env.stderr, slog.LevelWarn),
 	})
 	if err != nil {
@@ -276,6 +274,16 @@ func (c *chat) intro(state, cfgStatus string, yolo bool) {
 			fmt.Fprintln(w, "  yolo:   on for this session — dangerous commands run without asking (hardline and deny rules still block)")
 		} else {
 			fmt.Fprintln(w, "  yolo:   on, but it does not apply: a session nobody attends follows its mode")
+		}
+	}
+	if sb := c.local.Sandbox; sb != nil {
+		switch st := sb.Status(); {
+		case st.Refusing:
+			fmt.Fprintf(w, "  sandbox: UNAVAILABLE, every command is refused: %s (run `warden doctor`)\n", st.Why)
+		case !st.Active:
+			fmt.Fprintln(w, "  sandbox: OFF (sandbox.mode: off): commands run unconfined")
+		default:
+			fmt.Fprintf(w, "  sandbox: %s\n", st.Mode)
 		}
 	}
 	if c.local.Agent.Configured() {

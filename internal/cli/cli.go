@@ -80,6 +80,7 @@ ask.
 		newCheckCmd(),
 		newConfigCmd(),
 		newServeCmd(),
+		newDoctorCmd(),
 		newChatCmd(),
 		newExecCmd(),
 		newApprovalsCmd(),

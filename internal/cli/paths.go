@@ -30,6 +30,14 @@ func defaultConfigPath() (string, error) {
 	return filepath.Join(home, ".config", "warden", "config.yaml"), nil
 }
 
+// resolveConfigPath is the config file: flag, else the default.
+func resolveConfigPath(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	return defaultConfigPath()
+}
+
 // hostPaths resolves the host facts gate.Compile needs for a config read
 // from configPath ("" for the defaults): the home directory, for "~" in
 // write rules, and warden's own files, whose writes are hardline

@@ -39,12 +39,22 @@ else ~/.cache/warden/scratch) holds the workspaces: the cron steps'
 working directory (cron/) and one directory per scratch kanban task. It
 must not contain the state directory or lie inside it.
 
+Every process the host starts for an agent (terminal and code tools,
+!cmd, cron and kanban steps, kanban workers, stdio MCP servers) runs in
+the sandbox (sandbox: in the config; docs/sandbox.md): its own user, mount
+and PID namespaces, where the state directory and the config do not exist,
+only its workspace and a private /tmp are writable, and everything it
+started dies with it. Each is recorded before it runs; at start the host
+kills what a crashed predecessor left running before any run is retried.
+When the kernel cannot sandbox, every command is refused (warden doctor
+says why) unless the config says sandbox: {mode: off}.
+
 The kanban dispatcher runs each ready task in "warden worker --task ID", a
-subprocess in its own process group with a clean environment and a
-one-time token on file descriptor 3; every step it runs is decided by the
-gate as the run's kanban owner (approvals.kanban_mode for dangerous ones).
-The admin socket refuses any process descended from the host: a tool run,
-a worker, or anything they start.
+subprocess in its own sandbox with a clean environment and a one-time token
+on file descriptor 3; every step it runs is decided by the gate as the
+run's kanban owner (approvals.kanban_mode for dangerous ones). The admin
+socket refuses any process descended from the host: a tool run, a worker,
+or anything they start.
 
 The config file (--config, default $XDG_CONFIG_HOME/warden/config.yaml, else
 ~/.config/warden/config.yaml) is reloaded when it changes; an edit that
@@ -117,11 +127,9 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	cfgPath := opts.config
-	if cfgPath == "" {
-		if cfgPath, err = defaultConfigPath(); err != nil {
-			return err
-		}
+	cfgPath, err := resolveConfigPath(opts.config)
+	if err != nil {
+		return err
 	}
 	logger := opts.log.logger(stderr, slog.LevelInfo)
 	err = host.Run(ctx, host.Config{

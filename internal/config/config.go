@@ -65,6 +65,10 @@ type Config struct {
 	Kanban Kanban
 	// LLM holds the llm: section (the agents' and guardian's model).
 	LLM LLM
+	// Sandbox holds the sandbox: section.
+	Sandbox Sandbox
+	// Chat holds the chat: section (Discord, Slack, Telegram, notifiers).
+	Chat Chat
 	// Hook holds the hook: section (warden hook for other agents).
 	Hook Hook
 	// Analysis holds the analysis: section.
@@ -184,8 +188,10 @@ func Default() *Config {
 			DenialBreakerThreshold: DefaultDenialBreakerThreshold,
 			SmartFailureThreshold:  DefaultSmartFailureThreshold,
 		},
-		LLM:    defaultLLM(),
-		Kanban: Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
+		LLM:     defaultLLM(),
+		Sandbox: defaultSandbox(),
+		Kanban:  Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency},
+		Chat:    Chat{Notify: Notify{After: DefaultNotifyAfter}},
 	}
 }
 

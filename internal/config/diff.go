@@ -88,6 +88,15 @@ func Diff(old, new *Config) []Change {
 		{"mcp.rules", mcpRules(old.MCP.Rules), mcpRules(new.MCP.Rules), func(_, _ []string) bool { return mcpWidens(old.MCP.Rules, new.MCP.Rules) }},
 		{"tools.env_passthrough", old.Tools.EnvPassthrough, new.Tools.EnvPassthrough, func(_, ad []string) bool { return len(ad) > 0 }},
 	}
+	// Someone added to a chat allowlist may answer (or talk to the agent)
+	// from then on: that widens.
+	for _, k := range chatListKeys(old.Chat, new.Chat) {
+		lists = append(lists, struct {
+			key    string
+			o, n   []string
+			widens func(removed, added []string) bool
+		}{k, chatList(old.Chat, k), chatList(new.Chat, k), func(_, ad []string) bool { return len(ad) > 0 }})
+	}
 	for _, l := range lists {
 		if slices.Equal(l.o, l.n) {
 			continue
@@ -179,3 +188,46 @@ func mcpWidens(o, n []MCPRule) bool {
 	}
 	return false
 }
+
+// chatLists flattens the chat: section's allowlists by dotted key
+// ("chat.discord.approvers.users", "chat.slack.chats.C1.admins.users").
+func chatLists(c Chat) map[string][]string {
+	out := map[string][]string{}
+	add := func(prefix string, a Allowlist) {
+		out[prefix+".users"], out[prefix+".roles"] = a.Users, a.Roles
+	}
+	for _, p := range []struct {
+		name string
+		p    ChatPlatform
+	}{{"discord", c.Discord}, {"slack", c.Slack}, {"telegram", c.Telegram}} {
+		k := "chat." + p.name
+		add(k+".approvers", p.p.Approvers)
+		add(k+".admins", p.p.Admins)
+		add(k+".users", p.p.Users)
+		for _, o := range p.p.Chats {
+			for name, a := range map[string]*Allowlist{"approvers": o.Approvers, "admins": o.Admins, "users": o.Users} {
+				if a != nil {
+					add(k+".chats."+o.ID+"."+name, *a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// chatListKeys are the allowlist keys of either config, sorted.
+func chatListKeys(o, n Chat) []string {
+	var keys []string
+	for _, m := range []map[string][]string{chatLists(o), chatLists(n)} {
+		for k := range m {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// chatList is one flattened allowlist of c.
+func chatList(c Chat, key string) []string { return chatLists(c)[key] }

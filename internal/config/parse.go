@@ -152,6 +152,8 @@ type rawConfig struct {
 	Tools            *rawTools     `yaml:"tools"`
 	Kanban           *rawKanban    `yaml:"kanban"`
 	LLM              *rawLLM       `yaml:"llm"`
+	Sandbox          *rawSandbox   `yaml:"sandbox"`
+	Chat             *rawChat      `yaml:"chat"`
 	Hook             *rawHook      `yaml:"hook"`
 	Analysis         *rawAnalysis  `yaml:"analysis"`
 	Audit            *rawAudit     `yaml:"audit"`
@@ -283,6 +285,7 @@ func (v *validator) warnf(n ast.Node, key, format string, args ...any) {
 }
 
 func (v *validator) config(raw *rawConfig) *Config {
+	maskSecrets(raw.Chat)
 	cfg := Default()
 	if a := raw.Approvals; a != nil {
 		ap := &cfg.Approvals
@@ -319,6 +322,8 @@ func (v *validator) config(raw *rawConfig) *Config {
 		}
 	}
 	cfg.LLM = v.llm(raw.LLM)
+	cfg.Sandbox = v.sandbox(raw.Sandbox)
+	cfg.Chat = v.chat(raw.Chat)
 	if h := raw.Hook; h != nil && h.AllowSafe.n != nil {
 		b, ok := boolValue(h.AllowSafe.n)
 		if !ok {

@@ -84,6 +84,10 @@ func render(cfg *Config, warns []Warning, err error) string {
 		if l := cfg.LLM; l != defaultLLM() {
 			fmt.Fprintf(&b, "llm: %+v\n", l)
 		}
+		if s := cfg.Sandbox; s.Mode != SandboxWorkspaceWrite || !s.Network || len(s.Hide)+len(s.Writable) > 0 {
+			fmt.Fprintf(&b, "sandbox: mode=%s network=%v hide=%q writable=%q\n", s.Mode, s.Network, s.Hide, s.Writable)
+		}
+		renderChat(&b, cfg.Chat)
 	}
 	for _, w := range warns {
 		fmt.Fprintf(&b, "warning: %s\n", w)
@@ -193,5 +197,31 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, _, err := Parse(make([]byte, MaxFileSize+1), "big"); !errors.Is(err, ErrInvalid) {
 		t.Errorf("big input: %v", err)
+	}
+}
+
+// renderChat prints the chat: section when it is not the default.
+func renderChat(b *strings.Builder, c Chat) {
+	for _, p := range []struct {
+		name string
+		p    ChatPlatform
+	}{{"discord", c.Discord}, {"slack", c.Slack}, {"telegram", c.Telegram}} {
+		if !p.p.Enabled && !p.p.Token.Set() {
+			continue
+		}
+		fmt.Fprintf(b, "chat.%s: enabled=%v token=%s app_token=%s api_url=%q approvers=%+v admins=%+v users=%+v\n",
+			p.name, p.p.Enabled, p.p.Token, p.p.AppToken, p.p.APIURL, p.p.Approvers, p.p.Admins, p.p.Users)
+		for _, o := range p.p.Chats {
+			fmt.Fprintf(b, "chat.%s.chats.%s: approvers=%v admins=%v users=%v\n", p.name, o.ID, o.Approvers, o.Admins, o.Users)
+		}
+	}
+	if n := c.Notify; n.After != DefaultNotifyAfter || n.Webhook != nil || n.Ntfy != nil {
+		fmt.Fprintf(b, "chat.notify.after: %v\n", n.After)
+		if n.Webhook != nil {
+			fmt.Fprintf(b, "chat.notify.webhook: %+v\n", *n.Webhook)
+		}
+		if n.Ntfy != nil {
+			fmt.Fprintf(b, "chat.notify.ntfy: %+v\n", *n.Ntfy)
+		}
 	}
 }

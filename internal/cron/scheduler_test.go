@@ -21,6 +21,7 @@ import (
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -114,7 +115,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		t.Fatal(err)
 	}
 	rec := &recorder{hook: fo.hook, r: runner.New(runner.Options{Gate: g, Audit: db, Logger: log,
-		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}})}
+		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t)}})}
 	s, err := New(Options{Store: db, Runner: rec, Host: "host-test", Logger: log, Tick: fo.tick, Dir: work, Ended: fo.ended})
 	if err != nil {
 		t.Fatal(err)

@@ -21,14 +21,18 @@
 //
 // The worker says hello on the worker socket with the token; from then
 // on the host's gate decides everything it does as the run's owner
-// (internal/workerapi). When a worker exits, the dispatcher kills what
-// is left of its process group and, if the run is still open (the
-// worker died, or exited without ending it), records a failure: the task
-// goes back to ready with its retry count raised, or is blocked with the
-// last error once FailureLimit is reached. At most Concurrency workers
+// (internal/workerapi). When a worker exits, the dispatcher fences the
+// run — every step still running for it is killed, and nothing more
+// starts for it (sandbox.KillRun) — and only then, if the run is still
+// open (the worker died, or exited without ending it), records a
+// failure: the task goes back to ready with its retry count raised, or
+// is blocked with the last error once FailureLimit is reached. A retry
+// never overlaps the attempt it replaces. At most Concurrency workers
 // run at once. When ctx ends, every worker's process group is killed and
 // their runs recorded as failed ("host shut down"); runs left open by a
-// host that crashed are failed the same way when the next one starts.
+// host that crashed are failed the same way when the next one starts,
+// after the host has fenced what the dead host left running
+// (sandbox.Fence).
 package dispatch
 
 import (
@@ -39,7 +43,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -49,9 +52,14 @@ import (
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/execenv"
+	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/workerapi"
 )
+
+// fenceTimeout bounds the wait for a dead worker's steps to be gone.
+const fenceTimeout = 30 * time.Second
 
 // TokenFD is the file descriptor on which a worker finds its token: the
 // first of exec.Cmd.ExtraFiles.
@@ -76,6 +84,8 @@ type Options struct {
 	// Runner decides and runs the workers' shell commands (the host's
 	// runner.Runner).
 	Runner workerapi.Runner
+	// Sandbox starts the workers and fences runs; required.
+	Sandbox *sandbox.Sandbox
 	// Cron runs cron jobs for workers; nil refuses cron_run.
 	Cron workerapi.CronRunner
 	// Agent runs prompt tasks for their workers; nil means no model.
@@ -145,6 +155,8 @@ func New(o Options) (*Dispatcher, error) {
 		return nil, errors.New("new dispatcher: no board store")
 	case o.Runner == nil:
 		return nil, errors.New("new dispatcher: no runner")
+	case o.Sandbox == nil:
+		return nil, errors.New("new dispatcher: no sandbox")
 	case o.Executable == "" || !filepath.IsAbs(o.Executable):
 		return nil, fmt.Errorf("new dispatcher: executable %q: want an absolute path", o.Executable)
 	case o.StateDir == "" || !filepath.IsAbs(o.StateDir):
@@ -310,6 +322,14 @@ func (d *Dispatcher) logPath(run string) string { return filepath.Join(d.o.LogDi
 func (d *Dispatcher) work(ctx context.Context, t store.Task, r store.TaskRun) {
 	log := d.log.With("task", t.ID, "run", r.ID)
 	reason, err := d.spawn(ctx, log, t, r)
+	// Fence the run before its failure makes the task claimable again:
+	// a step the host still runs for it (the worker died mid-step) is
+	// killed and confirmed gone, and no new one can start.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceTimeout)
+	if ferr := d.o.Sandbox.KillRun(fctx, RunKey(r.ID)); ferr != nil {
+		log.ErrorContext(ctx, "fence the run", "err", ferr)
+	}
+	cancel()
 	switch {
 	case ctx.Err() != nil:
 		reason = "host shut down while the worker ran"
@@ -380,26 +400,30 @@ func (d *Dispatcher) spawn(ctx context.Context, log *slog.Logger, t store.Task, 
 	defer tokR.Close()
 	defer tokW.Close()
 
-	cmd := exec.CommandContext(ctx, d.o.Executable, "worker", "--task", t.ID)
-	cmd.Env = execenv.Build(d.o.Environ, d.o.Passthrough, map[string]string{SocketEnv: d.socket})
-	cmd.Dir = dir
-	cmd.Stdin = nil // the null device
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{tokR} // fd 3 = TokenFD
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
+	o, _ := owner.Kanban(d.o.BoardID, t.ID, r.ID)
+	cmd, err := d.o.Sandbox.Command(sandbox.Spec{
+		Path: d.o.Executable, Args: []string{"worker", "--task", t.ID},
+		Env: execenv.Build(d.o.Environ, d.o.Passthrough, map[string]string{SocketEnv: d.socket}),
+		Dir: dir, Workspace: dir, Stdout: logf, Stderr: logf,
+		ExtraFiles: []*os.File{tokR}, // fd 3 = TokenFD
+		Expose:     []string{d.socket},
+		Owner:      o.String(), Run: RunKey(r.ID), WaitDelay: 5 * time.Second,
+	})
+	if err != nil {
 		return "", err
 	}
-	pid := cmd.Process.Pid
+	if err := cmd.Start(ctx); err != nil {
+		return "", err
+	}
+	pid := cmd.Pid()
 	if d.o.Groups != nil {
 		d.o.Groups.Add(pid)
 	}
 	defer func() {
-		// Whatever the worker left behind in its group goes with it,
-		// before the group is forgotten.
-		_ = killGroup(pid)
+		// The worker's sandbox (and anything in it) goes with it,
+		// before its group is forgotten.
+		cmd.Kill()
+		_ = cmd.Wait()
 		if d.o.Groups != nil {
 			d.o.Groups.Remove(pid)
 		}
@@ -410,8 +434,6 @@ func (d *Dispatcher) spawn(ctx context.Context, log *slog.Logger, t store.Task, 
 	// The pid is on record before the token is handed over, so the
 	// worker socket can check who says hello with it.
 	if err := d.o.Board.SetRunPID(ctx, r.ID, pid); err != nil {
-		_ = killGroup(pid)
-		_ = cmd.Wait()
 		return "", err
 	}
 	if _, err := io.WriteString(tokW, secret+"\n"); err != nil {
@@ -420,7 +442,7 @@ func (d *Dispatcher) spawn(ctx context.Context, log *slog.Logger, t store.Task, 
 	tokW.Close()
 
 	werr := cmd.Wait()
-	var exit *exec.ExitError
+	var exit *sandbox.ExitError
 	switch {
 	case werr == nil:
 		return "the worker exited without ending its run", nil
@@ -434,19 +456,15 @@ func (d *Dispatcher) spawn(ctx context.Context, log *slog.Logger, t store.Task, 
 	return "", fmt.Errorf("wait for worker: %w", werr)
 }
 
-// killGroup kills process group pgid; a group already gone is fine.
-func killGroup(pgid int) error {
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	return nil
-}
+// RunKey is what a kanban run's processes are fenced by: its steps
+// (tools.RunKey of the run's owner) and its worker.
+func RunKey(run string) string { return "kanban:" + run }
 
-func describeExit(e *exec.ExitError) string {
-	if ws, ok := e.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "was killed by signal " + ws.Signal().String()
+func describeExit(e *sandbox.ExitError) string {
+	if e.Signal != 0 {
+		return "was killed by signal " + syscall.Signal(e.Signal).String()
 	}
-	return fmt.Sprintf("exited with status %d", e.ExitCode())
+	return fmt.Sprintf("exited with status %d", e.Code)
 }
 
 // lastLine returns the last non-empty line of a log (at most 200

@@ -20,6 +20,8 @@ import (
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -79,7 +81,8 @@ func startHost(t testing.TB, s hostSetup) *testHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runner.New(runner.Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: execenv.Build(s.environ, nil, nil)}})
+	sb := sandboxtest.New(t, state)
+	r := runner.New(runner.Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: execenv.Build(s.environ, nil, nil), Sandbox: sb}})
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +91,7 @@ func startHost(t testing.TB, s hostSetup) *testHost {
 		s.before(db)
 	}
 	d, err := New(Options{
-		Board: db, Runner: r, Executable: exe, StateDir: state, ScratchDir: t.TempDir(), Environ: s.environ,
+		Board: db, Runner: r, Sandbox: sb, Executable: exe, StateDir: state, ScratchDir: t.TempDir(), Environ: s.environ,
 		FailureLimit: s.failureLimit, Concurrency: s.concurrency, Poll: 50 * time.Millisecond, Groups: s.groups,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -378,9 +381,10 @@ func TestDeadWorker(t *testing.T) {
 	}
 }
 
-// children lists the pids of this process's children whose command
-// line contains substr.
-func children(t testing.TB, substr string) []int {
+// children lists the pids of this process's descendants (the commands
+// run in sandboxes, under their helpers) whose command line starts with
+// prefix.
+func children(t testing.TB, prefix string) []int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -393,12 +397,11 @@ func children(t testing.TB, substr string) []int {
 		if err != nil {
 			continue
 		}
-		p, err := fs.Stat(pid)
-		if err != nil || p.PPID != os.Getpid() {
+		if in, err := fs.Within(pid, os.Getpid()); err != nil || !in || pid == os.Getpid() {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), substr) {
+		if err == nil && strings.HasPrefix(strings.ReplaceAll(string(cmdline), "\x00", " "), prefix) {
 			out = append(out, pid)
 		}
 	}
@@ -598,13 +601,14 @@ func TestRecoverOpenRuns(t *testing.T) {
 
 func TestNewRefuses(t *testing.T) {
 	state, scratch := t.TempDir(), t.TempDir()
-	ok := Options{Board: &sqlite.DB{}, Runner: &runner.Runner{}, Executable: "/bin/true", StateDir: state, ScratchDir: scratch}
+	ok := Options{Board: &sqlite.DB{}, Runner: &runner.Runner{}, Sandbox: &sandbox.Sandbox{}, Executable: "/bin/true", StateDir: state, ScratchDir: scratch}
 	if _, err := New(ok); err != nil {
 		t.Fatalf("valid options: %v", err)
 	}
 	for name, edit := range map[string]func(*Options){
 		"no store":            func(o *Options) { o.Board = nil },
 		"no runner":           func(o *Options) { o.Runner = nil },
+		"no sandbox":          func(o *Options) { o.Sandbox = nil },
 		"relative exe":        func(o *Options) { o.Executable = "warden" },
 		"no executable":       func(o *Options) { o.Executable = "" },
 		"relative state":      func(o *Options) { o.StateDir = "state" },

@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/internal/mcpclient"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/workerapi"
 )
@@ -113,6 +114,10 @@ type agentDeps struct {
 	environ []string
 	convs   store.Conversations
 	logger  *slog.Logger
+	sandbox *sandbox.Sandbox
+	// dir is the stdio MCP servers' working directory ("" for the
+	// process's own).
+	dir string
 }
 
 // newModel builds the model client from llm:, with the API key read
@@ -179,7 +184,7 @@ func newAgents(d agentDeps) (*agents, error) {
 	}
 	if len(d.cfg.MCP.Servers) > 0 {
 		a.mcp = mcpclient.New(mcpclient.Options{
-			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough,
+			Servers: d.cfg.MCP.Servers, Environ: d.environ, Passthrough: d.cfg.Tools.EnvPassthrough, Sandbox: d.sandbox, Dir: d.dir,
 			Elicit: brokerElicitor{a}, ElicitTimeout: d.cfg.Approvals.Timeout, Logger: d.logger,
 		})
 		a.opts.MCP = mcpTools{a.mcp}

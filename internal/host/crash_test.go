@@ -69,6 +69,26 @@ func startProc(t testing.TB, env []string, dir, log string, bin string, args ...
 	return p
 }
 
+// serveProc starts `warden serve` (host n) on state with conf and
+// scratch, in root, and waits until its admin socket answers.
+func serveProc(t *testing.T, bin string, env []string, root, state, conf, scratch, n string) (*proc, *localapi.Client) {
+	t.Helper()
+	p := startProc(t, env, root, filepath.Join(root, "serve-"+n+".log"), bin,
+		"serve", "--state", state, "--config", conf, "--scratch", scratch, "--addr", "127.0.0.1:0")
+	c := localapi.NewClient(filepath.Join(state, localapi.SocketName))
+	t.Cleanup(c.Close)
+	waitFor(t, "host "+n+" to serve", func() bool {
+		select {
+		case <-p.done:
+			t.Fatalf("host %s exited: %v\n%s", n, p.err, p.output())
+		default:
+		}
+		_, err := c.Approvals(t.Context())
+		return err == nil
+	})
+	return p, c
+}
+
 // wait waits for the process to exit, failing after d.
 func (p *proc) wait(t testing.TB, d time.Duration) error {
 	t.Helper()
@@ -135,21 +155,7 @@ func TestStory4_CrashSafety(t *testing.T) {
 	t.Cleanup(func() { killGroupsIn(pids) }) // the dead host's orphaned step, whatever happens
 
 	serve := func(n string) (*proc, *localapi.Client) {
-		t.Helper()
-		p := startProc(t, env, root, filepath.Join(root, "serve-"+n+".log"), bin,
-			"serve", "--state", state, "--config", conf, "--scratch", scratch, "--addr", "127.0.0.1:0")
-		c := localapi.NewClient(filepath.Join(state, localapi.SocketName))
-		t.Cleanup(c.Close)
-		waitFor(t, "host "+n+" to serve", func() bool {
-			select {
-			case <-p.done:
-				t.Fatalf("host %s exited: %v\n%s", n, p.err, p.output())
-			default:
-			}
-			_, err := c.Approvals(t.Context())
-			return err == nil
-		})
-		return p, c
+		return serveProc(t, bin, env, root, state, conf, scratch, n)
 	}
 	cli := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(t.Context(), bin, args...)

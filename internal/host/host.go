@@ -51,6 +51,7 @@ import (
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -70,6 +71,10 @@ const (
 	// CronDir is the cron steps' working directory in the scratch
 	// directory (mode 0700).
 	CronDir = "cron"
+	// ConsoleDir is the console's working directory in the scratch
+	// directory when the host's own cannot be a writable workspace (it
+	// is / or holds the home directory, as a service's often does).
+	ConsoleDir = "console"
 	// ShellStateDir holds the terminal sessions' shell state in the
 	// state directory (mode 0700, files 0600).
 	ShellStateDir = "shellstate"
@@ -131,7 +136,10 @@ type Config struct {
 	// wrap lets tests observe the store; tune lets tests and benchmarks
 	// set the store's options (group commit, the commit hook).
 	wrap func(store.Store) store.Store
-	tune func(*sqlite.Options)
+	// sandboxProbe, if set, replaces the sandbox's kernel probe: tests
+	// simulate a kernel that cannot sandbox.
+	sandboxProbe func(context.Context) error
+	tune         func(*sqlite.Options)
 }
 
 // Info describes a running host.
@@ -176,12 +184,23 @@ type host struct {
 	groups   *ancestry.Groups
 	// agents are the model, guardian, MCP client and agent (llm:, mcp:).
 	agents *agents
+	// sandbox starts every process the host runs for an agent; fenced
+	// counts the leftovers of an earlier host it killed at start.
+	sandbox *sandbox.Sandbox
+	fenced  int
+	// consoleDir is where console sessions' commands run ("" for the
+	// host's working directory).
+	consoleDir string
 
 	console *web.Console
 	api     *localapi.Server
 	// creds issues and checks login links, console sessions and API
 	// tokens (kept hashed in the store).
 	creds *credential.Service
+	// surface is what every surface may do (internal/surface); chats are
+	// the chat surfaces and notifiers built on it.
+	surface *Surface
+	chats   *chats
 	// oldToken is set when this start removed a token file left by an
 	// older warden.
 	oldToken bool
@@ -276,6 +295,31 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		h.st = cfg.wrap(h.db)
 	}
 
+	// The sandbox, then the fence: whatever a crashed host left running
+	// is killed, and its death confirmed, before any run is retried or
+	// abandoned (the scheduler and the dispatcher start in serve).
+	startCfg := h.pol.start
+	if h.sandbox, err = NewSandbox(ctx, SandboxFacts{
+		StateDir: state, ConfigPath: cfg.ConfigPath, Paths: paths, Environ: cfg.Environ, Config: startCfg,
+		Spawner: h.id, Recorder: h.db, Probe: cfg.sandboxProbe, Logger: cfg.Logger,
+	}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	h.db.SetSandboxLabel(sandbox.Label(h.sandbox)) // the records the store writes itself (a question's ask and end)
+	if st := h.sandbox.Status(); st.Refusing {
+		h.log.Error("sandbox unavailable: every command will be refused", "why", st.Why, "fix", st.Fix)
+	} else if st.Mode == sandbox.Off {
+		h.log.Warn("sandbox.mode is off: commands run unconfined")
+	}
+	fenced, err := sandbox.Fence(ctx, h.db)
+	for _, p := range fenced {
+		h.log.Warn("fenced a leftover of an earlier host", "pid", p.PID, "what", p.What, "owner", p.Owner, "run", p.Run, "spawner", p.Spawner)
+	}
+	h.fenced = len(fenced)
+	if err != nil {
+		return nil, fmt.Errorf("start host: %w (a process an earlier host started is still alive; nothing is retried until it is gone)", err)
+	}
+
 	if h.oldToken, err = removeOldToken(filepath.Join(state, OldTokenName)); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -294,8 +338,11 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start host: withdraw an earlier run's requests: %w", err)
 	}
-	startCfg := h.pol.start
-	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, convs: h.db, logger: cfg.Logger}); err != nil {
+	wd, _ := os.Getwd()
+	if h.consoleDir, err = consoleWorkspace(wd, cfg.ScratchDir, paths.Home); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	if h.agents, err = newAgents(agentDeps{cfg: startCfg, environ: cfg.Environ, convs: h.db, logger: cfg.Logger, sandbox: h.sandbox, dir: h.consoleDir}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	undo = append(undo, h.agents.close)
@@ -305,7 +352,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	h.pol.onChange = h.gate.SetPolicy
-	term := tools.Terminal{Env: execenv.Build(cfg.Environ, startCfg.Tools.EnvPassthrough, nil)}
+	term := tools.Terminal{Env: execenv.Build(cfg.Environ, startCfg.Tools.EnvPassthrough, nil), Sandbox: h.sandbox}
 	if h.shell, err = shellstate.New(shellstate.Options{
 		Dir: filepath.Join(state, ShellStateDir), Terminal: term, Logger: cfg.Logger,
 	}); err != nil {
@@ -321,7 +368,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	h.groups = &ancestry.Groups{}
 	if h.dispatch, err = dispatch.New(dispatch.Options{
-		Board: h.db, Runner: h.runner, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
+		Board: h.db, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
 		Ended: h.dropShell, Agent: h.agents.workerAgent(),
@@ -330,6 +377,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	if h.console, err = web.New(web.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Credentials: h.creds, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
+		Dir:  h.consoleDir,
 		Cron: h.cron, CronStore: h.db, Board: h.db, Agent: h.agents.agent,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 		Alerts:     h.alerts,
@@ -356,6 +404,13 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Logger: cfg.Logger, Limits: cfg.Limits,
 	})
 	h.sockLn = h.api.Limit(h.sockLn)
+	h.surface = NewSurface(SurfaceParts{Broker: h.broker, Requests: h.st, Sessions: h.st, Runner: h.runner, Agent: h.agents.agent,
+		Console: consoleURL, Logger: cfg.Logger})
+	if h.chats, err = newChats(chatDeps{cfg: startCfg.Chat, environ: cfg.Environ, passthrough: startCfg.Tools.EnvPassthrough,
+		home: cfg.Paths.Home, host: h.surface, posts: h.db, logger: cfg.Logger}); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	h.pol.onConfig = func(c *config.Config) { h.chats.reload(c.Chat) }
 	h.info = Info{ID: h.id, ConsoleURL: consoleURL, Socket: h.socket}
 	h.banner(recovered)
 	return h, nil
@@ -447,6 +502,9 @@ func (h *host) serve(ctx context.Context) error {
 		}
 	})
 
+	// The chat surfaces, like the scheduler, carry none of ctx's values.
+	h.chats.run(context.Background())
+
 	h.log.InfoContext(ctx, "serving", "console", h.info.ConsoleURL, "socket", h.socket)
 	if h.cfg.Ready != nil {
 		h.cfg.Ready(h.info)
@@ -473,6 +531,7 @@ func (h *host) serve(ctx context.Context) error {
 		})
 	}
 	h.broker.Close(down, cause)               // pending requests withdrawn; their waiters deny
+	h.chats.settle(graceCtx)                  // their chat messages say so; the chat surfaces stop
 	stopServe(errors.New(cause))              // running commands killed
 	stopCron(errors.New(cause))               // cron runs killed and recorded failed (Run returns once they are)
 	stopDispatch(errors.New(cause))           // workers' process groups killed, their runs recorded failed
@@ -541,7 +600,7 @@ func (h *host) alerts() []string {
 	if since, err := h.db.Fault(); err != nil {
 		out = append(out, fmt.Sprintf("The store refuses all work since %s: %v", since.Local().Format(time.DateTime), err))
 	}
-	return out
+	return append(out, consoleWarnings(h.sandbox.Status())...)
 }
 
 // banner prints the startup lines.
@@ -557,8 +616,22 @@ func (h *host) banner(recovered int) {
 	}
 	fmt.Fprintf(w, "  socket:  %s (warden approvals, grants, exec, audit, cron, kanban)\n", h.socket)
 	fmt.Fprintf(w, "  cron:    %s; steps run in %s\n", plural(h.cronJobs, "job"), h.cronDir)
+	if h.consoleDir != "" {
+		fmt.Fprintf(w, "  console: sessions' commands run in %s (the host's working directory cannot be a workspace)\n", h.consoleDir)
+	}
 	fmt.Fprintf(w, "  kanban:  workers (%s worker) talk to %s; scratch workspaces in %s\n", h.cfg.Executable, h.dispatch.Socket(), h.cfg.ScratchDir)
 	fmt.Fprintf(w, "  agents:  %s\n", h.agents.describe)
+	if line, warn := sandboxLines(h.sandbox.Status()); warn {
+		fmt.Fprintf(w, "  warning: sandbox %s\n", line)
+	} else {
+		fmt.Fprintf(w, "  sandbox: %s\n", line)
+	}
+	if h.fenced > 0 {
+		fmt.Fprintf(w, "  fenced:  killed %s an earlier host left running, before any retry\n", plural(h.fenced, "process"))
+	}
+	for _, l := range h.chats.lines {
+		fmt.Fprintf(w, "  chat:    %s\n", l)
+	}
 	if recovered > 0 {
 		fmt.Fprintf(w, "  recovered: withdrew %d request(s) left pending by an earlier run (host restarted)\n", recovered)
 	}

@@ -78,7 +78,7 @@ func (s *syncBuffer) String() string {
 
 // newConfig returns a host config on a fresh state directory, logging to
 // the test.
-func newConfig(t *testing.T) Config {
+func newConfig(t testing.TB) Config {
 	t.Helper()
 	dir := t.TempDir()
 	return Config{
@@ -92,7 +92,7 @@ func newConfig(t *testing.T) Config {
 }
 
 // startHost starts a host and stops it when the test ends.
-func startHost(t *testing.T, cfg Config) *testHost {
+func startHost(t testing.TB, cfg Config) *testHost {
 	t.Helper()
 	out := &syncBuffer{}
 	cfg.Stdout = out
@@ -113,7 +113,7 @@ func startHost(t *testing.T, cfg Config) *testHost {
 }
 
 // stop shuts the host down and waits for it; it may be called again.
-func (th *testHost) stop(t *testing.T) {
+func (th *testHost) stop(t testing.TB) {
 	t.Helper()
 	th.once.Do(func() {
 		th.cancel()

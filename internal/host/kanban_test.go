@@ -79,19 +79,38 @@ func stepOutput(t *testing.T, card board.Card, cmd string) store.TaskStep {
 
 // TestInvariant11_AgentProcessesCannotReachTheAdminSocket: a process
 // descended from a tool run (a web session's command) or from a kanban
-// worker (a task's step) is refused by the admin socket, though it runs
-// as the same user; the operator's own process is admitted.
+// worker (a task's step) cannot use the admin socket, though it runs as
+// the same user; the operator's own process is admitted. In the sandbox
+// the socket does not exist for it; with sandbox.mode off the admin
+// boundary (its ancestry) still refuses it: defence in depth.
 func TestInvariant11_AgentProcessesCannotReachTheAdminSocket(t *testing.T) {
+	for _, tc := range []struct {
+		mode, want string
+	}{
+		{"workspace-write", "no socket at"},
+		{"off", "descends from a warden tool run or worker"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) { adminSocketUnreachable(t, tc.mode, tc.want) })
+	}
+}
+
+func adminSocketUnreachable(t *testing.T, mode, want string) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := newConfig(t)
+	if err := os.WriteFile(cfg.ConfigPath, []byte("sandbox:\n  mode: \""+mode+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg.Yolo = true // the session's command runs without asking
 	th := startHost(t, cfg)
 	ctx := t.Context()
 	sock := filepath.Join(th.cfg.StateDir, localapi.SocketName)
-	pathFile := filepath.Join(t.TempDir(), "socket-path")
+	// In the calls' workspace: what a sandboxed call sees of the host's
+	// /tmp.
+	work := t.TempDir()
+	pathFile := filepath.Join(work, "socket-path")
 	if err := os.WriteFile(pathFile, []byte(sock), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +122,7 @@ func TestInvariant11_AgentProcessesCannotReachTheAdminSocket(t *testing.T) {
 
 	// A tool run's process.
 	var out strings.Builder
-	err = th.client.Exec(ctx, localapi.ExecRequest{Session: "s1", Command: probe}, func(e localapi.Event) error {
+	err = th.client.Exec(ctx, localapi.ExecRequest{Session: "s1", Command: probe, Dir: work}, func(e localapi.Event) error {
 		if e.Event == localapi.EventStdout {
 			out.WriteString(e.Data)
 		}
@@ -112,18 +131,18 @@ func TestInvariant11_AgentProcessesCannotReachTheAdminSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "refused:") || !strings.Contains(out.String(), "descends from a warden tool run or worker") {
-		t.Errorf("tool run's process: %q, want refused", out.String())
+	if !strings.Contains(out.String(), "refused:") || !strings.Contains(out.String(), want) {
+		t.Errorf("tool run's process: %q, want refused (%s)", out.String(), want)
 	}
 
 	// A worker's process.
-	task, err := th.client.AddKanbanTask(ctx, localapi.KanbanAddRequest{Title: "probe", Steps: []string{probe}})
+	task, err := th.client.AddKanbanTask(ctx, localapi.KanbanAddRequest{Title: "probe", Workspace: "dir:" + work, Steps: []string{probe}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	card := waitTask(t, th.client, task.ID, store.TaskDone, store.TaskBlocked)
-	if s := stepOutput(t, card, probe); !strings.Contains(s.Output, "refused:") || !strings.Contains(s.Output, "descends from a warden tool run or worker") {
-		t.Errorf("worker's process: %+v, want refused", s)
+	if s := stepOutput(t, card, probe); !strings.Contains(s.Output, "refused:") || !strings.Contains(s.Output, want) {
+		t.Errorf("worker's process: %+v, want refused (%s)", s, want)
 	}
 }
 

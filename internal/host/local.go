@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -31,6 +32,11 @@ type LocalConfig struct {
 	Paths      gate.Paths
 	Environ    []string
 	Logger     *slog.Logger
+	// Commands builds the sandbox the session's commands run in (warden
+	// chat). Without it the runner runs nothing (a hook only decides).
+	Commands bool
+	// sandboxProbe replaces the sandbox's kernel probe (tests).
+	sandboxProbe func(context.Context) error
 }
 
 // Local is a gate, broker and runner of its own on the host's state
@@ -47,6 +53,8 @@ type Local struct {
 	// Shell keeps the chat session's shell state (the host's
 	// STATE/shellstate); drop it with Shell.Reset when the chat ends.
 	Shell *shellstate.Manager
+	// Sandbox runs the session's commands (nil without Commands).
+	Sandbox *sandbox.Sandbox
 	// ConfigStatus says which config was loaded, for the user.
 	ConfigStatus string
 	// Agent is the session's agent (llm:, mcp.servers); without a model
@@ -86,8 +94,18 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
 	l := &Local{ID: newID("local-"), Store: db, ConfigStatus: status, db: db}
+	if cfg.Commands {
+		if l.Sandbox, err = NewSandbox(ctx, SandboxFacts{
+			StateDir: state, ConfigPath: cfg.ConfigPath, Paths: paths, Environ: cfg.Environ, Config: conf,
+			Spawner: l.ID, Recorder: db, Probe: cfg.sandboxProbe, Logger: cfg.Logger,
+		}); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open local gate: %w", err)
+		}
+		db.SetSandboxLabel(sandbox.Label(l.Sandbox))
+	}
 	l.Broker = broker.New(broker.Options{Requests: db, Grants: db, Host: l.ID, Alive: alive, Timeout: pol.Timeout, Logger: cfg.Logger})
-	if l.agents, err = newAgents(agentDeps{cfg: conf, environ: cfg.Environ, convs: db, logger: cfg.Logger}); err != nil {
+	if l.agents, err = newAgents(agentDeps{cfg: conf, environ: cfg.Environ, convs: db, logger: cfg.Logger, sandbox: l.Sandbox}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
@@ -96,7 +114,7 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 		db.Close()
 		return nil, fmt.Errorf("open local gate: %w", err)
 	}
-	term := tools.Terminal{Env: execenv.Build(cfg.Environ, conf.Tools.EnvPassthrough, nil)}
+	term := tools.Terminal{Env: execenv.Build(cfg.Environ, conf.Tools.EnvPassthrough, nil), Sandbox: l.Sandbox}
 	if l.Shell, err = shellstate.New(shellstate.Options{Dir: filepath.Join(state, ShellStateDir), Terminal: term, Logger: cfg.Logger}); err != nil {
 		l.agents.close()
 		db.Close()

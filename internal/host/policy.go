@@ -39,6 +39,9 @@ type policyLoader struct {
 	// onChange receives each newly compiled policy (the gate's
 	// SetPolicy); set before run starts.
 	onChange func(*gate.Policy)
+	// onConfig receives each reloaded config that compiled (the chat
+	// surfaces' allowlists); set before run starts.
+	onConfig func(*config.Config)
 }
 
 // loadPolicy loads the config at path. A missing file means the safe
@@ -120,6 +123,9 @@ func (l *policyLoader) reload(cfg *config.Config) {
 	l.inForce.Store(cfg)
 	if l.onChange != nil {
 		l.onChange(p)
+	}
+	if l.onConfig != nil {
+		l.onConfig(cfg)
 	}
 	widens := false
 	text := make([]string, len(changes))

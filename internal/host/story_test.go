@@ -314,7 +314,8 @@ func TestCronStopsWithTheHost(t *testing.T) {
 	cfg := newConfig(t)
 	th := startHost(t, cfg)
 	ctx := t.Context()
-	marker := filepath.Join(t.TempDir(), "started")
+	// In the steps' workspace: the only place a cron step can write.
+	marker := filepath.Join(th.cfg.ScratchDir, CronDir, "started")
 	if _, err := th.client.AddCronJob(ctx, localapi.CronAddRequest{Name: "slow", Schedule: "@daily", Steps: []string{"touch " + marker + " && sleep 60"}}); err != nil {
 		t.Fatal(err)
 	}

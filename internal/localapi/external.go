@@ -11,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/tools"
 )
@@ -31,6 +32,10 @@ type ExternalRequest struct {
 	Action action.Action `json:"action"`
 	// Content is what a write action writes (run only).
 	Content string `json:"content,omitempty"`
+	// Workspace, when set, is the absolute directory the agent works
+	// in: the writable root of its commands (run only), wherever
+	// Action.Dir points. Empty means Action.Dir.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // EventDecision is the last event of /v1/external/decide: Decision says
@@ -169,8 +174,15 @@ func (s *Server) externalRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot run a %s action in the host", act.Kind))
 		return
 	}
+	if req.Workspace != "" && !filepath.IsAbs(req.Workspace) {
+		writeError(w, http.StatusBadRequest, "workspace must be an absolute path")
+		return
+	}
 	ctx, done := streamContext(r, o, errExternalGone)
 	defer done()
+	if req.Workspace != "" {
+		ctx = sandbox.WithWorkspace(ctx, filepath.Clean(req.Workspace))
+	}
 	st := newStream(w)
 	s.log.InfoContext(ctx, "external run", "owner", o.String(), "kind", act.Kind, "peer", mustPeer(r.Context()).String())
 	var (

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -33,7 +34,7 @@ func externalServer(t *testing.T) (*Client, *sqlite.DB) {
 		t.Fatal(err)
 	}
 	b := broker.New(broker.Options{Requests: db, Grants: db, Host: "test", Timeout: time.Minute})
-	rn := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}}})
+	rn := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: sandboxtest.New(t)}})
 	c := NewClient(serve(t, New(Options{Broker: b, Store: db, Runner: rn, Peers: PeerPolicy{UID: os.Getuid(), Boundary: self()},
 		Console: func(id string) string { return "http://console/pending#req-" + id }})))
 	// Registered after serve's cleanup, so it runs first: waiters wake

@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/mcpclient"
 	"github.com/wardenhq/warden/internal/mcpclient/mcptest"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 )
 
 func TestSplit(t *testing.T) {
@@ -167,6 +168,7 @@ func TestInvariant03_StdioServerStartsClean(t *testing.T) {
 		Environ:     environ,
 		Passthrough: []string{"EXTRA_ALLOWED"},
 		Logger:      testLogger(t),
+		Sandbox:     sandboxtest.New(t),
 	})
 	defer m.Close()
 	r, err := m.Call(t.Context(), cronOwner(t, "j"), "fake", "env", nil)
@@ -174,7 +176,7 @@ func TestInvariant03_StdioServerStartsClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Split(r.Text, "\n")
-	want := []string{"EXTRA_ALLOWED", "HOME", "LANG", "PATH", "SERVER_API_KEY"}
+	want := []string{"EXTRA_ALLOWED", "HOME", "LANG", "PATH", "SERVER_API_KEY", "TMPDIR"} // TMPDIR: the sandbox's private one
 	if !slices.Equal(got, want) {
 		t.Errorf("the server's environment has %v, want %v", got, want)
 	}
@@ -196,7 +198,7 @@ func TestStdioBinary(t *testing.T) {
 	m := mcpclient.New(mcpclient.Options{
 		Servers: []config.MCPServer{{Name: "fake", Command: []string{bin, "inputrequests"}}},
 		Environ: os.Environ(), Elicit: h, Logger: testLogger(t),
-		ProtocolVersion: mcpclient.LatestProtocolVersion,
+		ProtocolVersion: mcpclient.LatestProtocolVersion, Sandbox: sandboxtest.New(t),
 	})
 	defer m.Close()
 	call := goCall(t.Context(), m, webOwner(t, "A"), "fake", "confirm_delete", map[string]any{"path": "/a"})

@@ -48,7 +48,7 @@ func TestInvariant04_ElicitationGoesHome(t *testing.T) {
 			var fake *mcptest.Fake
 			if tc.stdio {
 				opts.Servers = []config.MCPServer{{Name: "fake", Command: mcptest.Command(tc.style)}}
-				opts = stdioOptions(opts)
+				opts = stdioOptions(t, opts)
 				opts.Logger = testLogger(t)
 				m = mcpclient.New(opts)
 				t.Cleanup(func() { _ = m.Close() })

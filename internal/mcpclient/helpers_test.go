@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/internal/mcpclient"
 	"github.com/wardenhq/warden/internal/mcpclient/mcptest"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 )
 
 // TestMain lets the test binary act as the stdio fake server
@@ -198,7 +199,8 @@ func ignoreCtx(release <-chan struct{}) mcpclient.Elicitor {
 // stdioOptions sets a stdio server's environment for tests: the test's
 // own, plus GORACE so a race-built child exits without the race
 // runtime's one-second pause.
-func stdioOptions(opts mcpclient.Options) mcpclient.Options {
+func stdioOptions(t testing.TB, opts mcpclient.Options) mcpclient.Options {
+	opts.Sandbox = sandboxtest.New(t)
 	opts.Environ = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	opts.Passthrough = append(opts.Passthrough, "GORACE")
 	return opts

@@ -45,7 +45,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -56,6 +55,7 @@ import (
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/sandbox"
 )
 
 // Defaults for zero Options fields.
@@ -123,6 +123,12 @@ type Options struct {
 	// link to open themselves, never open it on their behalf. Off by
 	// default: without it a URL-mode request is declined.
 	URLMode bool
+	// Sandbox starts stdio servers (internal/sandbox), like every
+	// process warden starts for an agent; nil refuses to start them.
+	Sandbox *sandbox.Sandbox
+	// Dir is the stdio servers' working directory and writable
+	// workspace; "" means the process's own.
+	Dir string
 	// HTTPClient is used for streamable HTTP servers (the SDK's default
 	// client if nil).
 	HTTPClient *http.Client
@@ -399,7 +405,7 @@ func (m *Manager) watch(s *session, cs *mcp.ClientSession) {
 func (m *Manager) dial(s *session) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, m.opts.ConnectTimeout)
 	defer cancel()
-	t, stderr, err := m.transport(ctx, s.server)
+	t, stderr, err := m.transport(ctx, s.server, s.notation)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +420,7 @@ func (m *Manager) dial(s *session) (*mcp.ClientSession, error) {
 
 // transport returns how to reach server, and for a stdio server the
 // logger of its stderr.
-func (m *Manager) transport(ctx context.Context, server config.MCPServer) (mcp.Transport, *lineLogger, error) {
+func (m *Manager) transport(ctx context.Context, server config.MCPServer, ownerText string) (mcp.Transport, *lineLogger, error) {
 	if m.opts.Connect != nil {
 		t, err := m.opts.Connect(ctx, server)
 		return t, nil, err
@@ -424,7 +430,10 @@ func (m *Manager) transport(ctx context.Context, server config.MCPServer) (mcp.T
 		return &mcp.StreamableClientTransport{Endpoint: server.URL, HTTPClient: m.opts.HTTPClient}, nil, nil
 	case len(server.Command) > 0:
 		stderr := &lineLogger{log: m.log, server: server.Name}
-		return &mcp.CommandTransport{Command: m.command(server, stderr), TerminateDuration: terminateDuration}, stderr, nil
+		if m.opts.Sandbox == nil {
+			return nil, nil, fmt.Errorf("server %s: no sandbox to start it in", server.Name)
+		}
+		return &sandboxTransport{sb: m.opts.Sandbox, spec: m.command(server, stderr, ownerText)}, stderr, nil
 	}
 	return nil, nil, fmt.Errorf("server %s has neither command nor url", server.Name)
 }
@@ -432,12 +441,14 @@ func (m *Manager) transport(ctx context.Context, server config.MCPServer) (mcp.T
 // command builds a stdio server's process. Its environment is built
 // from the allowlist plus the names the server's config lists — never
 // inherited (invariant 3): a nil Env would hand the server warden's whole
-// environment, session markers and credentials included.
-func (m *Manager) command(server config.MCPServer, stderr *lineLogger) *exec.Cmd {
-	cmd := exec.Command(server.Command[0], server.Command[1:]...)
-	cmd.Env = execenv.Build(m.opts.Environ, append(slices.Clone(m.opts.Passthrough), server.Env...), nil)
-	cmd.Stderr = stderr
-	return cmd
+// environment, session markers and credentials included. It runs in
+// Options.Dir, its workspace.
+func (m *Manager) command(server config.MCPServer, stderr *lineLogger, ownerText string) sandbox.Spec {
+	return sandbox.Spec{
+		Path: server.Command[0], Args: server.Command[1:],
+		Env: execenv.Build(m.opts.Environ, append(slices.Clone(m.opts.Passthrough), server.Env...), nil),
+		Dir: m.opts.Dir, Stderr: stderr, Owner: ownerText,
+	}
 }
 
 // detach removes s from the maps and ends its context; the caller holds

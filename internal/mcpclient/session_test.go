@@ -232,7 +232,7 @@ func TestServerGone(t *testing.T) {
 // TestStartFailure: a stdio server that cannot start is reported with
 // its name and the end of its stderr; the other servers carry on.
 func TestStartFailure(t *testing.T) {
-	m := mcpclient.New(stdioOptions(mcpclient.Options{
+	m := mcpclient.New(stdioOptions(t, mcpclient.Options{
 		Servers: []config.MCPServer{
 			{Name: "missing", Command: []string{"/nonexistent/mcp-server"}},
 			{Name: "crashing", Command: []string{"sh", "-c", "echo 'fatal: no config file' >&2; exit 3"}},

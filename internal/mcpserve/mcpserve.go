@@ -271,7 +271,7 @@ func (h *handler) shell(ctx context.Context, req *mcp.CallToolRequest, in ShellI
 	if !filepath.IsAbs(dir) {
 		return toolError(fmt.Sprintf("cwd %q is not absolute", in.Cwd))
 	}
-	return h.run(ctx, req, localapi.ExternalRequest{Action: action.NewShell(in.Command).In(dir)})
+	return h.run(ctx, req, localapi.ExternalRequest{Action: action.NewShell(in.Command).In(dir), Workspace: h.o.Dir})
 }
 
 func (h *handler) code(ctx context.Context, req *mcp.CallToolRequest, in CodeInput) (*mcp.CallToolResult, Result, error) {
@@ -279,7 +279,7 @@ func (h *handler) code(ctx context.Context, req *mcp.CallToolRequest, in CodeInp
 	if !tools.KnownLanguage(in.Language) {
 		return toolError(fmt.Sprintf("language %q is not one warden runs (%s)", in.Language, strings.Join(tools.Languages(), ", ")))
 	}
-	return h.run(ctx, req, localapi.ExternalRequest{Action: action.NewCode(in.Language, in.Source).In(h.o.Dir)})
+	return h.run(ctx, req, localapi.ExternalRequest{Action: action.NewCode(in.Language, in.Source).In(h.o.Dir), Workspace: h.o.Dir})
 }
 
 func (h *handler) write(ctx context.Context, req *mcp.CallToolRequest, in WriteInput) (*mcp.CallToolResult, Result, error) {

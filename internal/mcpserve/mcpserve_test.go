@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -48,7 +49,7 @@ func startHost(t *testing.T) *testHost {
 		t.Fatal(err)
 	}
 	b := broker.New(broker.Options{Requests: db, Grants: db, Host: "test", Timeout: time.Minute})
-	rn := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}}})
+	rn := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: sandboxtest.New(t)}})
 	srv := localapi.New(localapi.Options{Broker: b, Store: db, Runner: rn,
 		Peers: localapi.PeerPolicy{UID: os.Getuid(), Boundary: ancestry.Boundary{Host: os.Getpid()}}})
 	sock := filepath.Join(state, localapi.SocketName)

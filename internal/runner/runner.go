@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/tools"
 )
@@ -159,6 +161,16 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending fun
 	return out, nil
 }
 
+// Refused audits an answer that was not taken: by (on surface) was not
+// allowed to answer req, or answered from the wrong place, for why. The
+// request is left as it was; the record keeps who tried.
+func (r *Runner) Refused(ctx context.Context, req store.Request, by, surface, why string) error {
+	if err := r.record(ctx, audit.Refusal(r.o.Now(), req, by, surface, why)); err != nil {
+		return fmt.Errorf("refused answer to %s: %w", req.ID, err)
+	}
+	return nil
+}
+
 // Advise decides act as the owner bound to ctx and audits the decision,
 // without asking anyone and without running anything: an ask is returned
 // for the caller to put to its own human (warden hook with no host
@@ -197,6 +209,9 @@ func (r *Runner) Elicit(ctx context.Context, q broker.Question) (store.Request, 
 func (r *Runner) record(ctx context.Context, rec store.Decision) error {
 	if r.o.Audit == nil {
 		return errors.New("no audit log")
+	}
+	if rec.Sandbox == "" {
+		rec.Sandbox = sandbox.Label(r.o.Terminal.Sandbox)
 	}
 	if _, err := r.o.Audit.AppendDecision(context.WithoutCancel(ctx), rec); err != nil {
 		return fmt.Errorf("audit decision: %w", err)
@@ -241,6 +256,9 @@ func humanMessage(req store.Request, d gate.Decision) string {
 // happens meanwhile): restored state never changes the owner or the
 // decision.
 func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (Outcome, int, error) {
+	// The directory asked for is the call's writable workspace, even
+	// where the session's shell has moved with cd.
+	ctx = withWorkspace(ctx, dir)
 	var call SessionCall
 	if o, _ := owner.From(ctx); r.o.Sessions != nil && o.SessionKey() != "" {
 		call = r.o.Sessions.Begin(ctx, o.SessionKey())
@@ -273,12 +291,29 @@ func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr 
 // Code authorises source as a code action and, if allowed, runs it with
 // the execute_code tool.
 func (r *Runner) Code(ctx context.Context, language, source, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (Outcome, int, error) {
+	ctx = withWorkspace(ctx, dir)
 	out, err := r.Authorize(ctx, action.NewCode(language, source).In(dir), onPending)
 	if err != nil || !out.Allowed {
 		return out, -1, err
 	}
 	code, err := tools.Code{Terminal: r.o.Terminal}.Run(ctx, language, source, dir, stdout, stderr)
 	return out, code, err
+}
+
+// withWorkspace binds dir (the host's working directory when empty) as
+// the workspace of the commands run under ctx, unless the caller bound
+// one already (an external agent's project directory, where its cwd is
+// elsewhere).
+func withWorkspace(ctx context.Context, dir string) context.Context {
+	if sandbox.WorkspaceFrom(ctx) != "" {
+		return ctx
+	}
+	if dir == "" {
+		if wd, err := os.Getwd(); err == nil {
+			dir = wd
+		}
+	}
+	return sandbox.WithWorkspace(ctx, dir)
 }
 
 // WriteFile authorises a write of path (inside files' root) and, if

@@ -10,6 +10,7 @@ import (
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -35,7 +36,7 @@ func newRunner(t *testing.T, yaml string) (*Runner, *sqlite.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}}}), db
+	return New(Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Sandbox: sandboxtest.New(t)}}), db
 }
 
 func cronCtx(t *testing.T) context.Context {

@@ -238,7 +238,7 @@ func ruleCd(c *cmd) {
 		w.dir = dirState{}
 		return
 	}
-	w.dir = dirState{path: path.Clean(p), known: true, moved: true}
+	w.dir = dirState{path: path.Clean(p), known: true, moved: !dotDot(a.Value)}
 	// Entering warden's own directory is how a relative path reaches it.
 	if cls, tier, d := w.pathClass(p, accRead); cls == clsWardenSelf {
 		w.findTier(c.idx, cls, tier, a.Span, d)
@@ -250,8 +250,20 @@ type dirState struct {
 	path  string
 	known bool
 	// moved: the line itself moved there (cd /tmp && rm -rf x names
-	// /tmp/x as surely as rm -rf /tmp/x does).
+	// /tmp/x as surely as rm -rf /tmp/x does), by a path without ".."
+	// (cd /tmp/link/.. is wherever the link's target's parent is).
 	moved bool
+}
+
+// dotDot reports a path with a ".." segment: the kernel resolves it after
+// the symbolic links before it, so its lexical clean is not where it leads.
+func dotDot(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // assignedPath: a variable set to one of warden's own paths is how a

@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // Family delete: rm, find -delete, and the moves that delete.
 
@@ -72,7 +75,7 @@ func ruleRm(c *cmd) {
 		if recursive {
 			c.deleteTree(op)
 		}
-		if !ok || !isTemp(r) || !writtenAbs(op) && !c.w.dir.moved {
+		if !ok || !tempEntry(op, r) || !writtenAbs(op) && !c.w.dir.moved {
 			allTemp = false
 		}
 		// A relative operand is judged by where it leads only when that
@@ -112,9 +115,11 @@ func ruleRm(c *cmd) {
 // much.
 func ruleFind(c *cmd) {
 	i := 1
+	followsLinks := false // -H, -L, -follow: a start that is a link leads elsewhere
 	for i < len(c.args) {
 		v := c.args[i].Value
 		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") {
+			followsLinks = v == "-H" || v == "-L" || followsLinks && v != "-P"
 			i++
 			continue
 		}
@@ -137,6 +142,8 @@ func ruleFind(c *cmd) {
 	for i < len(c.args) {
 		v := c.args[i].Value
 		switch v {
+		case "-follow":
+			followsLinks = true
 		case "-delete":
 			deletes = true
 		case "-exec", "-execdir", "-ok", "-okdir":
@@ -172,7 +179,7 @@ func ruleFind(c *cmd) {
 	hard := false
 	for _, s := range starts {
 		r, ok := c.w.resolvePath(s)
-		if !ok || !isTemp(r) || !writtenAbs(s) {
+		if !ok || !tempEntry(s, r) || !writtenAbs(s) || followsLinks {
 			allTemp = false
 		}
 		if ok {
@@ -187,7 +194,7 @@ func ruleFind(c *cmd) {
 	if len(starts) == 0 {
 		allTemp = false
 		if r := c.w.cwd(); r != "" {
-			allTemp = isTemp(r)
+			allTemp = tempRoot(r) && c.w.dir.moved && !followsLinks
 			if cls := c.w.deleteTarget(r, false); cls != "" {
 				c.findDetail(cls, c.span, r)
 				hard = true
@@ -198,6 +205,27 @@ func ruleFind(c *cmd) {
 		c.find(clsDeleteFind, c.span)
 	}
 }
+
+// tempEntry reports whether deleting operand a, resolved to r, removes
+// only an entry of a temporary directory itself (/tmp/x, /var/tmp/build),
+// which is harmless: if the entry is a symbolic link, rm and find remove
+// the link, not what it points to. A deeper path (/tmp/x/y), a trailing
+// slash (/tmp/x/) or a ".." goes through the entry, and an entry of a
+// world-writable directory may be a link anyone planted (ln -s ~ /tmp/x;
+// rm -rf /tmp/x/ empties the home directory): those are judged as the
+// deletes they may be.
+func tempEntry(a Arg, r string) bool {
+	// $TMPDIR is whatever the session last exported (a persistent
+	// terminal keeps it between calls): not known to be temporary.
+	if !isTemp(r) || !tempRoot(path.Dir(r)) || strings.HasPrefix(r, "$") || dotDot(a.Value) {
+		return false
+	}
+	v := strings.TrimRight(a.Value, "/")
+	return v == a.Value && !strings.HasSuffix(v, "/.") && v != "."
+}
+
+// tempRoot reports a temporary directory itself (/tmp, $TMPDIR).
+func tempRoot(p string) bool { return isTemp(p+"/x") && !isTemp(p) }
 
 // writtenAbs reports an operand written as an absolute place (/tmp/x,
 // ~/x, $TMPDIR/x, a constant): a delete confined to a temporary directory

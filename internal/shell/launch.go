@@ -604,7 +604,7 @@ func (w *walker) chdir(idx int, dir Arg) func() {
 	saved := w.dir
 	w.dir = dirState{}
 	if p, ok := w.resolvePath(dir); ok && strings.HasPrefix(p, "/") {
-		w.dir = dirState{path: path.Clean(p), known: true, moved: true}
+		w.dir = dirState{path: path.Clean(p), known: true, moved: !dotDot(dir.Value)}
 		if cls, tier, d := w.pathClass(p, accRead); cls == clsWardenSelf {
 			w.findTier(idx, cls, tier, dir.Span, d)
 		}

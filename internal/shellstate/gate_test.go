@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
 )
@@ -36,7 +37,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home}}
+	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home}, Sandbox: sandboxtest.New(t)}
 	m, err := New(Options{Dir: filepath.Join(t.TempDir(), "shellstate"), Terminal: term})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 	}
 	ctx := sessionCtx(t, "g")
 	var out bytes.Buffer
-	if o, code, err := r.Shell(ctx, "cd "+work+"; clean() { rm -rf build; }", "", &out, &out, nil); err != nil || !o.Allowed || code != 0 {
+	if o, code, err := r.Shell(ctx, "cd "+work+"; clean() { rm -rf build; }", work, &out, &out, nil); err != nil || !o.Allowed || code != 0 {
 		t.Fatalf("define: %+v %d %v %s", o, code, err, out.String())
 	}
 	// An alias definition is analysed when typed; plant one as if an
@@ -66,7 +67,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cmd := range []string{"clean", "wipe"} {
-		o, code, _ := r.Shell(ctx, cmd, "", &out, &out, nil)
+		o, code, _ := r.Shell(ctx, cmd, work, &out, &out, nil)
 		if o.Allowed || code != -1 {
 			t.Errorf("%s: allowed (%+v, exit %d): a saved definition escaped the gate", cmd, o.Decision.Verdict, code)
 		}
@@ -76,7 +77,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 	}
 	// A safe call in the session still runs, in the saved directory.
 	out.Reset()
-	if o, code, err := r.Shell(ctx, "pwd", "", &out, &out, nil); err != nil || !o.Allowed || code != 0 || out.String() != work+"\n" {
+	if o, code, err := r.Shell(ctx, "pwd", work, &out, &out, nil); err != nil || !o.Allowed || code != 0 || out.String() != work+"\n" {
 		t.Fatalf("pwd: %+v %d %v %q", o.Decision.Verdict, code, err, out.String())
 	}
 }

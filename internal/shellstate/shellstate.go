@@ -43,13 +43,10 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -614,14 +611,9 @@ func (m *Manager) parse(ctx context.Context, dump []byte) (State, error) {
 }
 
 // exec runs script in a fresh shell with the base environment and fd 3
-// open on a capture file, and returns the exit code and the capture (nil
-// when empty: the trap did not run).
+// open on a capture file, in the base terminal's sandbox, and returns
+// the exit code and the capture (nil when empty: the trap did not run).
 func (m *Manager) exec(ctx context.Context, script, dir string, stdout, stderr io.Writer) (int, []byte, error) {
-	if m.o.Terminal.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, m.o.Terminal.Timeout)
-		defer cancel()
-	}
 	capf, err := os.CreateTemp(m.o.Dir, ".cap-*")
 	if err != nil {
 		return -1, nil, fmt.Errorf("shellstate: %w", err)
@@ -632,28 +624,12 @@ func (m *Manager) exec(ctx context.Context, script, dir string, stdout, stderr i
 	if sh == "" {
 		sh = "/bin/sh"
 	}
-	cmd := exec.CommandContext(ctx, sh, "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append([]string{}, m.o.Terminal.Env...) // non-nil: never inherit
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.ExtraFiles = []*os.File{capf}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return -1, nil, fmt.Errorf("run command: %w", context.Cause(ctx))
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil, nil
-		}
-	default:
-		return -1, nil, fmt.Errorf("run command: %w", err)
+	term := m.o.Terminal
+	term.Shell = sh
+	res, err := term.Exec(ctx, script, dir, []*os.File{capf}, stdout, stderr)
+	code := res.Code
+	if err != nil || res.Signaled {
+		return code, nil, err // killed: no dump to trust
 	}
 	if _, err := capf.Seek(0, io.SeekStart); err != nil {
 		return code, nil, fmt.Errorf("shellstate: %w", err)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/sandbox"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/tools"
 )
 
@@ -24,7 +26,7 @@ func newManager(t testing.TB, bash string) *Manager {
 	t.Helper()
 	m, err := New(Options{
 		Dir:      filepath.Join(t.TempDir(), "shellstate"),
-		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}},
+		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}, Sandbox: sandboxtest.New(t)},
 		Bash:     bash,
 	})
 	if err != nil {
@@ -46,6 +48,12 @@ func sessionCtx(t testing.TB, key string) context.Context {
 	return owner.With(context.Background(), o)
 }
 
+// inWorkspace makes dir the writable workspace of the calls made with
+// ctx (the runner does this with the directory a caller asks for).
+func inWorkspace(ctx context.Context, dir string) context.Context {
+	return sandbox.WithWorkspace(ctx, dir)
+}
+
 // run runs command as ctx's owner and returns stdout; it fails t on a
 // non-zero exit.
 func run(t testing.TB, m *Manager, ctx context.Context, command string) string {
@@ -64,7 +72,7 @@ func TestPersistsWithinSessionOnly(t *testing.T) {
 		t.Skip("no /bin/bash")
 	}
 	work := t.TempDir()
-	a, b := sessionCtx(t, "a"), sessionCtx(t, "b")
+	a, b := inWorkspace(sessionCtx(t, "a"), work), inWorkspace(sessionCtx(t, "b"), work)
 	run(t, m, a, "cd "+work+" && mkdir -p build && cd build")
 	run(t, m, a, "export VIRTUAL_ENV=/tmp/venv\ngreet() { echo \"hi $1\"; }\nalias ll='echo listed'")
 	got := run(t, m, a, `pwd; echo "$VIRTUAL_ENV"; greet you; ll`)
@@ -100,7 +108,7 @@ func TestShFallbackKeepsDirAndVariables(t *testing.T) {
 		t.Skip("no /bin/sh")
 	}
 	work := t.TempDir()
-	a := sessionCtx(t, "a")
+	a := inWorkspace(sessionCtx(t, "a"), work)
 	run(t, m, a, "cd "+work+"; export X='a b'")
 	if got := run(t, m, a, `pwd; echo "$X"`); got != work+"\na b\n" {
 		t.Fatalf("got %q", got)
@@ -147,7 +155,8 @@ func TestInjectionRoundTripsAsData(t *testing.T) {
 	if !m.Bash() {
 		t.Skip("no /bin/bash")
 	}
-	marker := filepath.Join(t.TempDir(), "pwned")
+	work := t.TempDir()
+	marker := filepath.Join(work, "pwned")
 	payloads := []string{
 		"x\"\n touch " + marker + " #",
 		"$(touch " + marker + ")",
@@ -159,7 +168,7 @@ func TestInjectionRoundTripsAsData(t *testing.T) {
 		"${IFS}$((1+1))!!",
 	}
 	key := "inj"
-	ctx := sessionCtx(t, key)
+	ctx := inWorkspace(sessionCtx(t, key), work)
 	// Plant the payloads as state directly, as a captured dump would
 	// leave them (values, an alias, a function body).
 	st := State{Env: map[string]string{}, Aliases: map[string]string{}, Funcs: map[string]string{
@@ -335,7 +344,7 @@ func BenchmarkTerminal(b *testing.B) {
 		})
 	})
 	b.Run("state", func(b *testing.B) {
-		ctx := sessionCtx(b, "bench")
+		ctx := inWorkspace(sessionCtx(b, "bench"), work)
 		run(b, m, ctx, "cd "+work+"; export VIRTUAL_ENV=/v A='x y' B=2; f() { echo f; }; g() { echo g; }; alias ll='ls -l'")
 		median(b, func() (int, error) {
 			return m.Run(ctx, "echo hi >/dev/null", "", nil, nil)

@@ -198,8 +198,12 @@ type Decision struct {
 	By          string   `json:"by,omitempty"`
 	Surface     string   `json:"surface,omitempty"`
 	Reason      string   `json:"reason,omitempty"`
-	Prev        string   `json:"prev"`
-	Hash        string   `json:"hash"`
+	// Sandbox is the sandbox mode commands ran under when the record
+	// was written ("off" when processes ran unconfined); "" for records
+	// written before it was kept, or for decisions that start nothing.
+	Sandbox string `json:"sandbox,omitempty"`
+	Prev    string `json:"prev"`
+	Hash    string `json:"hash"`
 }
 
 // AuditFilter selects audit records; zero fields match everything.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,20 +45,22 @@ type Code struct {
 	Terminal Terminal
 }
 
-// Run runs source as language in dir and returns the exit code.
+// Run runs source as language in dir and returns the exit code. The
+// source is written to the call's private temporary directory, which
+// only that call sees.
 func (c Code) Run(ctx context.Context, language, source, dir string, stdout, stderr io.Writer) (int, error) {
 	in, ok := interpreters[strings.ToLower(strings.TrimSpace(language))]
 	if !ok {
 		return -1, fmt.Errorf("execute code: unsupported language %q (python, node, sh, bash)", language)
 	}
-	tmp, err := os.MkdirTemp("", "warden-code-")
+	name := "main" + in[1]
+	cmd, err := c.Terminal.Command(ctx, in[0], nil, dir, nil, stdout, stderr)
 	if err != nil {
 		return -1, fmt.Errorf("execute code: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	file := filepath.Join(tmp, "main"+in[1])
-	if err := os.WriteFile(file, []byte(source), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(cmd.TempDir(), name), []byte(source), 0o600); err != nil {
 		return -1, fmt.Errorf("execute code: %w", err)
 	}
-	return c.Terminal.exec(ctx, in[0], []string{file}, dir, stdout, stderr)
+	cmd.SetArgs([]string{path.Join(cmd.InsideTemp(), name)})
+	return c.Terminal.run(ctx, cmd)
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 )
 
 func TestCodeRuns(t *testing.T) {
@@ -29,7 +31,7 @@ func TestCodeRuns(t *testing.T) {
 			continue
 		}
 		var out bytes.Buffer
-		code, err := Code{Terminal: Terminal{Env: env}}.Run(context.Background(), tt.lang, tt.src, t.TempDir(), &out, &out)
+		code, err := Code{Terminal: Terminal{Env: env, Sandbox: sandboxtest.New(t)}}.Run(context.Background(), tt.lang, tt.src, t.TempDir(), &out, &out)
 		if err != nil || !strings.Contains(out.String(), tt.want) {
 			t.Errorf("%s: code %d err %v out %q", tt.lang, code, err, out.String())
 		}
@@ -41,7 +43,7 @@ func TestCodeRuns(t *testing.T) {
 
 func TestOutputCap(t *testing.T) {
 	var out bytes.Buffer
-	term := Terminal{Env: []string{"PATH=/usr/bin:/bin"}, MaxOutput: 100}
+	term := Terminal{Env: []string{"PATH=/usr/bin:/bin"}, MaxOutput: 100, Sandbox: sandboxtest.New(t)}
 	code, err := term.Run(context.Background(), "head -c 100000 /dev/zero | tr '\\0' x; echo done >&2", "", &out, &out)
 	if err != nil || code != 0 {
 		t.Fatalf("code %d err %v", code, err)

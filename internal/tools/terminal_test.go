@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 )
 
 func TestRun(t *testing.T) {
 	var out, errb bytes.Buffer
-	term := Terminal{Env: []string{"PATH=/usr/bin:/bin", "ONLY=this"}}
+	term := Terminal{Env: []string{"PATH=/usr/bin:/bin", "ONLY=this"}, Sandbox: sandboxtest.New(t)}
 	code, err := term.Run(context.Background(), "echo out; echo err >&2; env; exit 3", t.TempDir(), &out, &errb)
 	if err != nil || code != 3 {
 		t.Fatalf("code %d err %v", code, err)
@@ -27,11 +29,11 @@ func TestRun(t *testing.T) {
 
 func TestEmptyEnvIsEmpty(t *testing.T) {
 	var out bytes.Buffer
-	if _, err := (Terminal{}).Run(context.Background(), "/usr/bin/env", "", &out, &out); err != nil {
+	if _, err := (Terminal{Sandbox: sandboxtest.New(t)}).Run(context.Background(), "/usr/bin/env", "", &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		if l != "" && !strings.HasPrefix(l, "PWD=") && !strings.HasPrefix(l, "SHLVL=") && !strings.HasPrefix(l, "_=") {
+		if l != "" && !strings.HasPrefix(l, "PWD=") && !strings.HasPrefix(l, "SHLVL=") && !strings.HasPrefix(l, "_=") && l != "TMPDIR=/tmp" {
 			t.Errorf("inherited %q", l)
 		}
 	}
@@ -44,7 +46,7 @@ func TestCancelKillsTheGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	var out bytes.Buffer
-	_, err := Terminal{Env: []string{"PATH=/usr/bin:/bin"}}.Run(ctx, "(sleep 1; touch "+marker+") & sleep 5", dir, &out, &out)
+	_, err := Terminal{Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: sandboxtest.New(t)}.Run(ctx, "(sleep 1; touch "+marker+") & sleep 5", dir, &out, &out)
 	if err == nil {
 		t.Fatal("a cancelled command must report it")
 	}
@@ -56,7 +58,7 @@ func TestCancelKillsTheGroup(t *testing.T) {
 
 func TestSignalExitCode(t *testing.T) {
 	var out bytes.Buffer
-	code, err := Terminal{Env: []string{"PATH=/usr/bin:/bin"}}.Run(context.Background(), "kill -TERM $$", "", &out, &out)
+	code, err := Terminal{Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: sandboxtest.New(t)}.Run(context.Background(), "kill -TERM $$", "", &out, &out)
 	if err != nil || code != 143 {
 		t.Fatalf("code %d err %v", code, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -77,7 +78,7 @@ func newEnv(t *testing.T, kanbanMode string, tweak func(*Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runner.New(runner.Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: execenv.Build([]string{"PATH=/usr/bin:/bin"}, nil, nil)}})
+	r := runner.New(runner.Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: execenv.Build([]string{"PATH=/usr/bin:/bin"}, nil, nil), Sandbox: sandboxtest.New(t)}})
 	e := &env{db: db, socket: filepath.Join(state, "run", SocketName), state: state, cron: &fakeCron{}}
 	o := Options{Board: db, Runner: r, Cron: e.cron, ScratchDir: filepath.Join(state, "scratch"), FailureLimit: 2}
 	if tweak != nil {

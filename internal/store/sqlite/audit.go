@@ -14,7 +14,7 @@ import (
 )
 
 const auditCols = `seq, time, session, owner, owner_text, kind, payload, payload_hash, classes,
-	verdict, rule, request_id, answered_by, surface, reason, prev, hash`
+	verdict, rule, request_id, answered_by, surface, reason, sandbox, prev, hash`
 
 func scanDecision(sc scanner) (store.Decision, error) {
 	var (
@@ -23,7 +23,7 @@ func scanDecision(sc scanner) (store.Decision, error) {
 		owner         sql.NullString
 	)
 	if err := sc.Scan(&d.Seq, &at, &d.Session, &owner, &d.OwnerText, &kind, &d.Payload, &d.PayloadHash, &cls,
-		&d.Verdict, &d.Rule, &d.RequestID, &d.By, &d.Surface, &d.Reason, &d.Prev, &d.Hash); err != nil {
+		&d.Verdict, &d.Rule, &d.RequestID, &d.By, &d.Surface, &d.Reason, &d.Sandbox, &d.Prev, &d.Hash); err != nil {
 		return store.Decision{}, err
 	}
 	d.Owner, d.Kind = decRaw(owner), action.Kind(kind)
@@ -38,6 +38,12 @@ func scanDecision(sc scanner) (store.Decision, error) {
 	}
 	return d, nil
 }
+
+// SetSandboxLabel is the sandbox label (sandbox.Label) of the records
+// this store writes without one of their own: a question's ask and end,
+// which the store writes with the request. The host sets it at start,
+// so every record says which sandbox its action ran in.
+func (db *DB) SetSandboxLabel(label string) { db.sandbox.Store(&label) }
 
 // AppendDecision chains d to the log and writes it durably: it returns
 // once the transaction holding it (and the other writes of its batch)

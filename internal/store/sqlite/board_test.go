@@ -14,3 +14,7 @@ func TestBoardConformance(t *testing.T) {
 func TestCredentialsConformance(t *testing.T) {
 	storetest.RunCredentials(t, func(t *testing.T) store.Credentials { return openTest(t) })
 }
+
+func TestChatPostsConformance(t *testing.T) {
+	storetest.RunChatPosts(t, func(t *testing.T) store.ChatPosts { return openTest(t) })
+}

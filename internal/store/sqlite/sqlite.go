@@ -82,6 +82,9 @@ type DB struct {
 	// keeper writes the anchors; sources are those read back.
 	keeper  *anchor.Keeper
 	sources []anchor.Source
+	// sandbox labels the audit records written without a label of their
+	// own (a question's ask and end): SetSandboxLabel.
+	sandbox atomic.Pointer[string]
 
 	closeOnce sync.Once
 	closeErr  error

@@ -77,6 +77,8 @@ type chain struct {
 	seq   int64
 	hash  string
 	recs  []store.Decision // appended in this batch, in order
+	// sandbox labels records that carry none (SetSandboxLabel).
+	sandbox string
 }
 
 // add chains d after the head and inserts it. d's fields must be
@@ -94,11 +96,14 @@ func (c *chain) add(ctx context.Context, tx *wtx, d store.Decision) (store.Decis
 	if err != nil {
 		return store.Decision{}, err
 	}
+	if d.Sandbox == "" {
+		d.Sandbox = c.sandbox
+	}
 	d.Seq, d.Prev = c.seq+1, c.hash
 	d.Hash = store.ChainHash(d)
 	if _, err := tx.ExecContext(ctx, sqlAuditInsert,
 		d.Seq, at, d.Session, owner, d.OwnerText, string(d.Kind), d.Payload, d.PayloadHash, classes,
-		d.Verdict, d.Rule, d.RequestID, d.By, d.Surface, d.Reason, d.Prev, d.Hash); err != nil {
+		d.Verdict, d.Rule, d.RequestID, d.By, d.Surface, d.Reason, d.Sandbox, d.Prev, d.Hash); err != nil {
 		return store.Decision{}, err
 	}
 	if d.Seq == 1 {
@@ -283,6 +288,9 @@ func (db *DB) commit(batch []*op) error {
 // since (fine), but the log must not have lost what this store wrote.
 func (db *DB) readHead(ctx context.Context, tx *wtx) (*chain, error) {
 	c := &chain{}
+	if l := db.sandbox.Load(); l != nil {
+		c.sandbox = *l
+	}
 	err := tx.QueryRowContext(ctx, sqlHead).Scan(&c.seq, &c.hash)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, db.classify(fmt.Errorf("read chain head: %w", err))
@@ -333,7 +341,7 @@ func (db *DB) readHead(ctx context.Context, tx *wtx) (*chain, error) {
 // (requests.go) they are prepared once per writer connection.
 const (
 	sqlAuditInsert = `INSERT INTO audit (` + auditCols + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlHead   = `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`
 	sqlHashAt = `SELECT hash FROM audit WHERE seq = ?`
 )

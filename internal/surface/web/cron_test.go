@@ -138,7 +138,7 @@ func TestCronRunSkipped(t *testing.T) {
 	f := newFixture(t, fixtureOptions{cron: true})
 	c := f.client()
 	c.login()
-	dir := t.TempDir()
+	dir := f.dir // the steps' workspace: what a step sees of the host's /tmp
 	_, err := f.cron.AddJob(t.Context(), store.CronJob{
 		Name: "nightly", Schedule: "@daily", Enabled: true,
 		Steps: []string{"while [ ! -e " + dir + "/go ]; do sleep 0.05; done"},

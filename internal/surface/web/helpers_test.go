@@ -27,6 +27,7 @@ import (
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -107,7 +108,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute}
+	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t)}
 	ro := runner.Options{Gate: g, Broker: b, Audit: db, Logger: log, Terminal: term}
 	var shell *shellstate.Manager
 	if fo.shell {
@@ -132,7 +133,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	}
 	var sched *cron.Scheduler
 	if fo.cron {
-		sched = startCron(t, db, r, log)
+		sched = startCron(t, db, r, log, o.Dir)
 		o.Cron, o.CronStore = sched, db
 	}
 	if fo.board {
@@ -153,9 +154,9 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 
 // startCron runs a cron scheduler on db and r until the test ends
 // (before the store closes).
-func startCron(t testing.TB, db *sqlite.DB, r *runner.Runner, log *slog.Logger) *cron.Scheduler {
+func startCron(t testing.TB, db *sqlite.DB, r *runner.Runner, log *slog.Logger, dir string) *cron.Scheduler {
 	t.Helper()
-	s, err := cron.New(cron.Options{Store: db, Runner: r, Host: "test-host", Logger: log, Dir: t.TempDir()})
+	s, err := cron.New(cron.Options{Store: db, Runner: r, Host: "test-host", Logger: log, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,77 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestOneWayToStartAProcess fails if a non-test file outside
+// internal/sandbox can start a process: imports os/exec, or calls
+// os.StartProcess, syscall.ForkExec, syscall.StartProcess or
+// syscall.Exec. Every process warden starts for an agent runs in the
+// sandbox (invariant 11), so the sandbox is the only place that may.
+// The exception is internal/cli, the operator's edge, which starts the
+// operator's own tools (a browser for a login link, the service
+// manager) and never anything for an agent; and internal/testfs, a
+// test-support package (it mounts the small file systems of the fault
+// tests) that no non-test code imports (TestTestSupportOnlyInTests).
+func TestOneWayToStartAProcess(t *testing.T) {
+	banned := map[string]bool{"os.StartProcess": true, "syscall.ForkExec": true, "syscall.StartProcess": true, "syscall.Exec": true}
+	fset := token.NewFileSet()
+	sandboxed := 0
+	err := filepath.WalkDir(filepath.Join("..", ".."), func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != filepath.Join("..", "..") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		slash := filepath.ToSlash(path)
+		if strings.HasPrefix(slash, "../../internal/cli/") || strings.HasPrefix(slash, "../../internal/testfs/") {
+			return nil
+		}
+		inSandbox := strings.HasPrefix(slash, "../../internal/sandbox/")
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "os/exec" {
+				if inSandbox {
+					sandboxed++
+				} else {
+					t.Errorf("%s imports os/exec: start processes through internal/sandbox", path)
+				}
+			}
+		}
+		if inSandbox {
+			return nil
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok && banned[id.Name+"."+sel.Sel.Name] {
+				t.Errorf("%s: %s.%s: start processes through internal/sandbox", fset.Position(sel.Pos()), id.Name, sel.Sel.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sandboxed == 0 {
+		t.Fatal("internal/sandbox does not import os/exec: the scan is broken")
+	}
+}
