@@ -1,6 +1,7 @@
 package hookrun_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -124,6 +125,27 @@ func claude(tool, input string) string {
 	return `{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":` + input + `,"tool_use_id":"toolu_1"}`
 }
 
+// waits checks that the hook process is waiting for a human on the
+// host's console, then ends it.
+func waits(t *testing.T, home, payload string, argv []string) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env(home)
+	cmd.Stdin = strings.NewReader(payload)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if !strings.Contains(line, "waiting for approval of request") {
+		t.Errorf("the hook did not wait on the console: %q, %v", line, err)
+	}
+}
+
 // TestHookBinaryAnswersAsWarden: for the same calls, warden-hook and
 // `warden hook` give the same answer and exit status, with a host
 // running (the host decides) and without (warden-hook hands the call to
@@ -148,10 +170,12 @@ func TestHookBinaryAnswersAsWarden(t *testing.T) {
 		"dangerous": claude("Bash", `{"command":"git push --force origin main"}`),
 		"write":     claude("Write", `{"file_path":"`+filepath.Join(home, ".bashrc")+`","content":"x"}`),
 	}
+	// The hook finds its state by --state, never by $HOME.
+	flags := []string{"--state", filepath.Join(home, "state"), "--config", filepath.Join(home, ".config", "warden", "config.yaml")}
 	compare := func(t *testing.T, calls map[string]string) {
 		for name, payload := range calls {
-			want := run(t, home, payload, b.warden, "hook", "claude-code")
-			got := run(t, home, payload, b.hook, "claude-code")
+			want := run(t, home, payload, append([]string{b.warden, "hook", "claude-code"}, flags...)...)
+			got := run(t, home, payload, append([]string{b.hook, "claude-code"}, flags...)...)
 			if got != want {
 				t.Errorf("%s: warden-hook answered %q (exit %d); warden hook %q (exit %d)", name, got.stdout, got.exit, want.stdout, want.exit)
 			}
@@ -168,16 +192,18 @@ func TestHookBinaryAnswersAsWarden(t *testing.T) {
 		compare(t, all)
 		// The hardline one was denied, not passed: the comparison is of
 		// real answers.
-		if r := run(t, home, calls["hardline"], b.hook, "claude-code"); !strings.Contains(r.stdout, `"deny"`) {
+		if r := run(t, home, calls["hardline"], append([]string{b.hook, "claude-code"}, flags...)...); !strings.Contains(r.stdout, `"deny"`) {
 			t.Errorf("hardline: %q", r.stdout)
 		}
 	})
 	t.Run("host", func(t *testing.T) {
 		serve(t, b, home)
 		compare(t, calls)
-		if r := run(t, home, calls["read-key"], b.hook, "claude-code"); !strings.Contains(r.stdout, `"ask"`) {
+		if r := run(t, home, calls["read-key"], append([]string{b.hook, "claude-code"}, flags...)...); !strings.Contains(r.stdout, `"ask"`) {
 			t.Errorf("read of a key: %q", r.stdout)
 		}
+		// The host decided: a dangerous call waits on its console.
+		waits(t, home, noHostOnly["dangerous"], append([]string{b.hook, "claude-code"}, flags...))
 	})
 	t.Run("usage", func(t *testing.T) {
 		for _, argv := range [][]string{{b.hook}, {b.hook, "nope"}, {b.hook, "claude-code", "extra"}, {b.hook, "claude-code", "--bogus"}} {
@@ -197,7 +223,7 @@ func TestHookBinaryAnswersAsWarden(t *testing.T) {
 		if err := os.WriteFile(lone, data, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if r := run(t, t.TempDir(), calls["safe"], lone, "claude-code"); r.exit != 2 || r.stdout != "" {
+		if r := run(t, home, calls["safe"], lone, "claude-code", "--state", t.TempDir(), "--config", flags[3]); r.exit != 2 || r.stdout != "" {
 			t.Errorf("exit %d, %q; want exit 2", r.exit, r.stdout)
 		}
 	})
@@ -205,8 +231,9 @@ func TestHookBinaryAnswersAsWarden(t *testing.T) {
 
 // BenchmarkHookStart is what a hook adds to every tool call of an agent:
 // process start to answer for a safe Bash command, for warden-hook and
-// `warden hook`, with a host running and without, beside the floor (a
-// Go program that does nothing) and warden --version, measured in turn
+// `warden hook` (hookbin-*, wardenhook-*), with a host running and
+// without, beside the floor (a Go program that does nothing) and warden
+// --version, measured in turn
 // in every iteration so that all see the same load. Reported: p50 and
 // p99 wall time per case, in ms. Run without -race:
 //
@@ -214,27 +241,27 @@ func TestHookBinaryAnswersAsWarden(t *testing.T) {
 func BenchmarkHookStart(b *testing.B) {
 	bin := build(b)
 	home := b.TempDir()
-	noHost := b.TempDir()
 	serve(b, bin, home)
 	safe := claude("Bash", `{"command":"ls -la"}`)
+	host := []string{"claude-code", "--state", filepath.Join(home, "state"), "--config", filepath.Join(home, ".config", "warden", "config.yaml")}
+	noHost := []string{"claude-code", "--state", b.TempDir(), "--config", filepath.Join(home, ".config", "warden", "config.yaml")}
 	cases := []struct {
 		name string
-		home string
 		argv []string
 	}{
-		{"floor", home, []string{bin.trivial}},
-		{"version", home, []string{bin.warden, "--version"}},
-		{"hook-host", home, []string{bin.hook, "claude-code"}},
-		{"warden-hook-host", home, []string{bin.warden, "hook", "claude-code"}},
-		{"hook-nohost", noHost, []string{bin.hook, "claude-code"}},
-		{"warden-hook-nohost", noHost, []string{bin.warden, "hook", "claude-code"}},
+		{"floor", []string{bin.trivial}},
+		{"version", []string{bin.warden, "--version"}},
+		{"hookbin-host", append([]string{bin.hook}, host...)},
+		{"wardenhook-host", append([]string{bin.warden, "hook"}, host...)},
+		{"hookbin-nohost", append([]string{bin.hook}, noHost...)},
+		{"wardenhook-nohost", append([]string{bin.warden, "hook"}, noHost...)},
 	}
 	times := make([][]time.Duration, len(cases))
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, c := range cases {
 			start := time.Now()
-			r := run(b, c.home, safe, c.argv...)
+			r := run(b, home, safe, c.argv...)
 			times[i] = append(times[i], time.Since(start))
 			if r.exit != 0 || r.stdout != "" && i > 1 {
 				b.Fatalf("%s: exit %d, %q", c.name, r.exit, r.stdout)
