@@ -14,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/hookrun"
 )
 
 // binaries are warden, warden-hook and a trivial program, built once per
@@ -232,9 +235,10 @@ func TestHookBinaryAnswersAsWarden(t *testing.T) {
 // BenchmarkHookStart is what a hook adds to every tool call of an agent:
 // process start to answer for a safe Bash command, for warden-hook and
 // `warden hook` (hookbin-*, wardenhook-*), with a host running and
-// without, beside the floor (a Go program that does nothing) and warden
-// --version, measured in turn
-// in every iteration so that all see the same load. Reported: p50 and
+// without, beside the floor (a Go program that does nothing), warden
+// --version, and the host's part alone (roundtrip: the same decision
+// asked in-process over the socket), measured in turn in every
+// iteration so that all see the same load. Reported: p50 and
 // p99 wall time per case, in ms. Run without -race:
 //
 //	go test -run '^$' -bench HookStart -benchtime 200x ./internal/hookrun/
@@ -256,11 +260,26 @@ func BenchmarkHookStart(b *testing.B) {
 		{"hookbin-nohost", append([]string{bin.hook}, noHost...)},
 		{"wardenhook-nohost", append([]string{bin.warden, "hook"}, noHost...)},
 	}
+	// The host's part: the same decision asked in-process over the socket.
+	client := hookrun.NewClient(filepath.Join(home, "state", hookrun.SocketName))
+	defer client.Close()
+	cases = append(cases, struct {
+		name string
+		argv []string
+	}{"roundtrip", nil})
+	req := hookrun.Request{Agent: "claude-code", Session: "s1", Action: action.NewShell("ls -la")}
 	times := make([][]time.Duration, len(cases))
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, c := range cases {
 			start := time.Now()
+			if c.argv == nil {
+				if d, err := client.Decide(context.Background(), req, nil); err != nil || !d.Allowed {
+					b.Fatalf("decide: %+v, %v", d, err)
+				}
+				times[i] = append(times[i], time.Since(start))
+				continue
+			}
 			r := run(b, home, safe, c.argv...)
 			times[i] = append(times[i], time.Since(start))
 			if r.exit != 0 || r.stdout != "" && i > 1 {
