@@ -423,7 +423,10 @@ func checkOverlaps(t *testing.T, what, dir string, kills []int64) {
 				continue
 			}
 			killed := slices.ContainsFunc(kills, func(k int64) bool { return a.start <= k && k <= b.start })
-			if killed && a.end == 0 && fencing {
+			// A step stamps its start after it was spawned: one spawned
+			// just before a kill may stamp it just after.
+			spawnedBeforeKill := slices.ContainsFunc(kills, func(k int64) bool { return a.start-int64(time.Second) <= k && k <= b.start })
+			if spawnedBeforeKill && a.end == 0 && fencing {
 				// The dead host's step never finished: it died with its
 				// host or was fenced before the retry (a survivor would
 				// have stamped its end after the retry began, above).

@@ -172,8 +172,13 @@ func TestSlackThreadsApartOnAHost(t *testing.T) {
 	alice := slacktest.User{ID: "UALICE", Name: "alice"}
 	cfg := newConfig(t)
 	cfg.Environ = append(cfg.Environ, "SLACK_BOT="+bot, "SLACK_APP="+app)
+	// The approved command deletes one of these: the sandbox must let it.
+	base := t.TempDir()
+	dirA, dirB := filepath.Join(base, "a"), filepath.Join(base, "b")
 	writeConfig(t, cfg, fmt.Sprintf(`approvals:
   timeout: 600
+sandbox:
+  writable: [`+base+`]
 chat:
   slack:
     enabled: true
@@ -184,7 +189,6 @@ chat:
 `, sl.APIURL()))
 	startHost(t, cfg)
 	sl.Wait("connected", chatWait, func(s *slacktest.Server) bool { return s.Connected() })
-	dirA, dirB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	mkdir(t, dirA)
 	mkdir(t, dirB)
 	var threads [2]string
