@@ -2,9 +2,9 @@ package shell
 
 import "strings"
 
-// The fast path reads the commonest line an agent sends — one command of
-// plain words (git status, ls -la src, go test ./...) — without the
-// parser: its argv is the line split on blanks. It applies only where
+// The fast path reads the commonest lines an agent sends — commands of
+// plain words (git status, ls -la src, go test ./... && go vet ./...) —
+// without the parser: each argv is its command split on blanks. It applies only where
 // that reading is exactly what bash and the parser make of the line;
 // everything else goes through the general walk. What it records is
 // byte-for-byte what the general walk records (the differential test in
@@ -48,37 +48,15 @@ func reservedFirst(w string) bool {
 	return false
 }
 
-// fast walks src as one simple command when it is one, and reports
-// whether it did. src is the parser text of the top level (no CR, valid
-// UTF-8, no NUL).
+// maxFastCommands bounds the commands of a list the fast path reads.
+const maxFastCommands = 16
+
+// fast walks src when it is a list of simple commands — one, or several
+// joined by &&, || or ; — each of plain words, and reports whether it
+// did. src is the parser text of the top level (no CR, valid UTF-8, no
+// NUL).
 func (w *walker) fast(src string) bool {
 	if w.opts.general || len(src) > maxFastBytes {
-		return false
-	}
-	n, first, firstEnd := 0, -1, 0
-	for i := 0; i < len(src); {
-		c := src[i]
-		if c == ' ' || c == '\t' {
-			i++
-			continue
-		}
-		s := i
-		for i < len(src) && plainByte[src[i]] {
-			i++
-		}
-		if i == s || i < len(src) && src[i] != ' ' && src[i] != '\t' {
-			return false // a byte that is not plain
-		}
-		if n == 0 {
-			first, firstEnd = s, i
-		}
-		n++
-	}
-	if n == 0 {
-		return false
-	}
-	head := src[first:firstEnd]
-	if strings.IndexByte(head, '=') >= 0 || reservedFirst(head) {
 		return false
 	}
 	// textConsts reads `set -- …` as positional parameters: leave it to
@@ -86,29 +64,93 @@ func (w *walker) fast(src string) bool {
 	if strings.Contains(src, "set") && strings.Contains(src, "--") {
 		return false
 	}
-	args := w.argSlice(n)
-	end := 0
+	// First pass: check the shape and count the words of each command.
+	var counts [maxFastCommands]int
+	cmds, words, head := 0, 0, true
 	for i := 0; i < len(src); {
-		if c := src[i]; c == ' ' || c == '\t' {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t':
 			i++
+			continue
+		case c == ';' || c == '&' || c == '|':
+			// An operator ends a command that has words and is followed
+			// by another: "a && b", "a || b", "a; b". A single & (in the
+			// background), a pipe, and an operator at either end or next
+			// to another are the general walk's.
+			n := 1
+			if c != ';' {
+				if i+1 >= len(src) || src[i+1] != c {
+					return false
+				}
+				n = 2
+			}
+			if words == 0 || cmds+1 >= maxFastCommands {
+				return false
+			}
+			counts[cmds] = words
+			cmds, words, head = cmds+1, 0, true
+			i += n
 			continue
 		}
 		s := i
-		for i < len(src) && src[i] != ' ' && src[i] != '\t' {
+		for i < len(src) && plainByte[src[i]] {
 			i++
 		}
-		args = append(args, Arg{Value: src[s:i], Static: true, Span: Span{Start: s, End: i}, off: int32(s + 1)})
-		end = i
+		if i == s || i < len(src) && !fastSep(src[i]) {
+			return false // a byte that is not plain
+		}
+		if head {
+			if w := src[s:i]; strings.IndexByte(w, '=') >= 0 || reservedFirst(w) {
+				return false
+			}
+			head = false
+		}
+		words++
 	}
-	// What walker.stmt and walker.call do for a statement that is one
-	// call without assignments, redirections or substitutions.
-	w.nest++
-	idx := w.exec(args, nil, nil, stdin{}, Span{Start: first, End: end})
-	if idx >= 0 {
-		w.a.Commands[idx].Redirs = nil
-		w.redirectFindings(idx, nil)
-		w.sentSubsts(idx)
+	if words == 0 {
+		return false // empty, or an operator at the end
 	}
-	w.nest--
+	counts[cmds] = words
+	cmds++
+	// Second pass: each command's argv, walked as walker.stmt and
+	// walker.call walk a statement that is one call without
+	// assignments, redirections or substitutions.
+	i := 0
+	for k := range cmds {
+		args := w.argSlice(counts[k])
+		start, end := -1, 0
+		for len(args) < counts[k] {
+			if c := src[i]; !plainByte[c] {
+				i++ // blanks, and the operator before this command
+				continue
+			}
+			s := i
+			for i < len(src) && plainByte[src[i]] {
+				i++
+			}
+			if start < 0 {
+				start = s
+			}
+			args = append(args, Arg{Value: src[s:i], Static: true, Span: Span{Start: s, End: i}, off: int32(s + 1)})
+			end = i
+		}
+		w.nest++
+		idx := w.exec(args, nil, nil, stdin{}, Span{Start: start, End: end})
+		if idx >= 0 {
+			w.a.Commands[idx].Redirs = nil
+			w.redirectFindings(idx, nil)
+			w.sentSubsts(idx)
+		}
+		w.nest--
+		if w.err != nil {
+			break
+		}
+	}
 	return true
+}
+
+// fastSep reports whether c may follow a word of the fast path.
+func fastSep(c byte) bool {
+	return c == ' ' || c == '\t' || c == ';' || c == '&' || c == '|'
 }
