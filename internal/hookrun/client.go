@@ -43,17 +43,28 @@ type Event struct {
 	Decision *Decision `json:"decision,omitempty"`
 }
 
-// Decision is how the host decided an external agent's action.
+// Decision is how an external agent's action was decided (the last
+// event of POST /v1/external/decide).
 type Decision struct {
-	Allowed   bool     `json:"allowed"`
-	Verdict   string   `json:"verdict"`
-	Rule      string   `json:"rule"`
-	Classes   []string `json:"classes"`
-	Message   string   `json:"message,omitempty"`
-	Reason    string   `json:"reason,omitempty"`
-	RequestID string   `json:"request_id,omitempty"`
-	State     string   `json:"state,omitempty"`
-	Session   string   `json:"session"`
+	// Allowed is the outcome: the action may run.
+	Allowed bool `json:"allowed"`
+	// Verdict is the gate's verdict before any human: allow, deny or
+	// ask. For ask, Allowed is the human's answer, and State says how
+	// the question ended.
+	Verdict string `json:"verdict"`
+	// Rule is the deciding rule ("human" when a human answered).
+	Rule    string   `json:"rule"`
+	Classes []string `json:"classes"`
+	// Message tells a denied agent what was blocked and not to retry;
+	// for a human's denial it carries their reason.
+	Message string `json:"message,omitempty"`
+	// Reason explains the gate's decision to a person.
+	Reason string `json:"reason,omitempty"`
+	// RequestID and State are the question's, when one was asked.
+	RequestID string `json:"request_id,omitempty"`
+	State     string `json:"state,omitempty"`
+	// Session is the owner's session key.
+	Session string `json:"session"`
 }
 
 // Events of the decide stream.

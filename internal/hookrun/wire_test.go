@@ -1,10 +1,12 @@
-package hookrun
+package hookrun_test
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/hookrun"
 	"github.com/wardenhq/warden/internal/localapi"
 )
 
@@ -26,9 +28,9 @@ func TestWireMatchesLocalAPI(t *testing.T) {
 		mine, theirs reflect.Type
 		whole        bool
 	}{
-		{reflect.TypeFor[Request](), reflect.TypeFor[localapi.ExternalRequest](), false},
-		{reflect.TypeFor[Event](), reflect.TypeFor[localapi.Event](), false},
-		{reflect.TypeFor[Decision](), reflect.TypeFor[localapi.Decision](), true},
+		{reflect.TypeFor[hookrun.Request](), reflect.TypeFor[localapi.ExternalRequest](), false},
+		{reflect.TypeFor[hookrun.Event](), reflect.TypeFor[localapi.Event](), false},
+		{reflect.TypeFor[hookrun.Decision](), reflect.TypeFor[localapi.Decision](), true},
 	} {
 		mine, theirs := jsonFields(c.mine), jsonFields(c.theirs)
 		for tag, typ := range mine {
@@ -45,8 +47,8 @@ func TestWireMatchesLocalAPI(t *testing.T) {
 		}
 	}
 	for mine, theirs := range map[string]string{
-		SocketName: localapi.SocketName, EventPending: localapi.EventPending, EventDecision: localapi.EventDecision,
-		EventDenied: localapi.EventDenied, EventError: localapi.EventError, EventExit: localapi.EventExit,
+		hookrun.SocketName: localapi.SocketName, hookrun.EventPending: localapi.EventPending, hookrun.EventDecision: localapi.EventDecision,
+		hookrun.EventDenied: localapi.EventDenied, hookrun.EventError: localapi.EventError, hookrun.EventExit: localapi.EventExit,
 	} {
 		if mine != theirs {
 			t.Errorf("constant %q; localapi's is %q", mine, theirs)
@@ -56,12 +58,8 @@ func TestWireMatchesLocalAPI(t *testing.T) {
 
 // TestRulesMatchGate: the restated rule ids are the gate's.
 func TestRulesMatchGate(t *testing.T) {
-	for mine, theirs := range map[string]string{
-		ruleHuman: gate.RuleHuman, ruleToolAllow: gate.RuleToolAllow, ruleGrantExact: gate.RuleGrantExact,
-		ruleGrantPrefix: gate.RuleGrantPrefix, ruleGrantClass: gate.RuleGrantClass, ruleDenyRule: gate.RuleDenyRule, ruleHardline: gate.RuleHardline,
-	} {
-		if mine != theirs {
-			t.Errorf("rule %q; the gate's is %q", mine, theirs)
-		}
+	want := []string{gate.RuleHuman, gate.RuleToolAllow, gate.RuleGrantExact, gate.RuleGrantPrefix, gate.RuleGrantClass, gate.RuleDenyRule, gate.RuleHardline}
+	if !slices.Equal(hookrun.RuleIDs, want) {
+		t.Errorf("rules %q; the gate's are %q", hookrun.RuleIDs, want)
 	}
 }
