@@ -15,12 +15,13 @@ RUN go mod download
 COPY . .
 # The release build; internal/archtest's packaging test runs this same line.
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/warden ./cmd/warden
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/warden-hook ./cmd/warden-hook
 
 # minimal: the host with no shell and no tools. Approvals, the console,
 # hooks and warden mcp work; tools that run commands fail, since there is
 # nothing to run them with.
 FROM gcr.io/distroless/static-debian12:nonroot AS minimal
-COPY --from=build /out/warden /usr/local/bin/warden
+COPY --from=build /out/warden /out/warden-hook /usr/local/bin/
 ENV HOME=/home/nonroot
 VOLUME ["/home/nonroot/.local/state/warden"]
 EXPOSE 7878
@@ -33,7 +34,7 @@ RUN apt-get update \
 	&& apt-get install -y --no-install-recommends bash ca-certificates git python3 \
 	&& rm -rf /var/lib/apt/lists/* \
 	&& useradd --create-home --uid 10001 warden
-COPY --from=build /out/warden /usr/local/bin/warden
+COPY --from=build /out/warden /out/warden-hook /usr/local/bin/
 USER warden
 WORKDIR /home/warden
 RUN mkdir -p /home/warden/.local/state/warden /home/warden/.config/warden

@@ -18,6 +18,12 @@ import (
 // its -ldflags value.
 var dockerBuild = regexp.MustCompile(`(?m)^RUN CGO_ENABLED=0 go build ((?:-\S+ )*)-ldflags="([^"]*)" -o /out/warden \./cmd/warden$`)
 
+// dockerHookBuild is the Dockerfile's build line of the hook binary.
+var dockerHookBuild = regexp.MustCompile(`(?m)^RUN CGO_ENABLED=0 go build ((?:-\S+ )*)-ldflags="([^"]*)" -o /out/warden-hook \./cmd/warden-hook$`)
+
+// dockerCopy is a runtime image's copy of both binaries.
+var dockerCopy = regexp.MustCompile(`(?m)^COPY --from=build /out/warden /out/warden-hook /usr/local/bin/$`)
+
 // releaseFlags reads the build flags and the ldflags of the Dockerfile's
 // release line.
 func releaseFlags(t *testing.T) (flags []string, ldflags string) {
@@ -33,8 +39,8 @@ func releaseFlags(t *testing.T) (flags []string, ldflags string) {
 	return strings.Fields(string(m[1])), string(m[2])
 }
 
-// TestPackagingFlagsAgree keeps the release builds one build: the
-// Dockerfile's line and .goreleaser.yaml name the same environment,
+// TestPackagingFlagsAgree keeps the release builds alike: the
+// Dockerfile's lines and .goreleaser.yaml name the same environment,
 // flags and ldflags, and GoReleaser builds linux and darwin on amd64 and
 // arm64.
 func TestPackagingFlagsAgree(t *testing.T) {
@@ -57,17 +63,35 @@ func TestPackagingFlagsAgree(t *testing.T) {
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Version != 2 || len(cfg.Builds) != 1 {
-		t.Fatalf(".goreleaser.yaml: version %d with %d builds, want version 2 with one build", cfg.Version, len(cfg.Builds))
+	if cfg.Version != 2 || len(cfg.Builds) != 2 {
+		t.Fatalf(".goreleaser.yaml: version %d with %d builds, want version 2 with two builds (warden, warden-hook)", cfg.Version, len(cfg.Builds))
 	}
-	b := cfg.Builds[0]
-	if b.Main != "./cmd/warden" || !slices.Equal(b.Env, []string{"CGO_ENABLED=0"}) || !slices.Equal(b.Flags, flags) || strings.Join(b.Ldflags, " ") != ldflags {
-		t.Errorf(".goreleaser.yaml builds %s with env %q flags %q ldflags %q; the Dockerfile with CGO_ENABLED=0, %q, %q", b.Main, b.Env, b.Flags, b.Ldflags, flags, ldflags)
+	for i, main := range []string{"./cmd/warden", "./cmd/warden-hook"} {
+		b := cfg.Builds[i]
+		if b.Main != main || !slices.Equal(b.Env, []string{"CGO_ENABLED=0"}) || !slices.Equal(b.Flags, flags) || strings.Join(b.Ldflags, " ") != ldflags {
+			t.Errorf(".goreleaser.yaml build %d: %s with env %q flags %q ldflags %q; want %s with CGO_ENABLED=0, %q, %q (the Dockerfile's)", i, b.Main, b.Env, b.Flags, b.Ldflags, main, flags, ldflags)
+		}
+		slices.Sort(b.Goos)
+		slices.Sort(b.Goarch)
+		if !slices.Equal(b.Goos, []string{"darwin", "linux"}) || !slices.Equal(b.Goarch, []string{"amd64", "arm64"}) {
+			t.Errorf(".goreleaser.yaml %s targets %v × %v, want darwin, linux × amd64, arm64", b.Main, b.Goos, b.Goarch)
+		}
 	}
-	slices.Sort(b.Goos)
-	slices.Sort(b.Goarch)
-	if !slices.Equal(b.Goos, []string{"darwin", "linux"}) || !slices.Equal(b.Goarch, []string{"amd64", "arm64"}) {
-		t.Errorf(".goreleaser.yaml targets %v × %v, want darwin, linux × amd64, arm64", b.Goos, b.Goarch)
+	// The images ship the hook binary beside warden, built alike:
+	// warden hook install points agents at it.
+	data, err = os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := dockerHookBuild.FindSubmatch(data)
+	switch {
+	case m == nil:
+		t.Error("the Dockerfile does not build ./cmd/warden-hook to /out/warden-hook")
+	case !slices.Equal(strings.Fields(string(m[1])), flags) || string(m[2]) != ldflags:
+		t.Errorf("the Dockerfile builds warden-hook with %q -ldflags=%q, warden with %q -ldflags=%q", m[1], m[2], flags, ldflags)
+	}
+	if n := len(dockerCopy.FindAll(data, -1)); n != 2 {
+		t.Errorf("the Dockerfile copies warden and warden-hook into %d images, want 2 (minimal, runtime)", n)
 	}
 }
 

@@ -45,9 +45,12 @@ replaced, and the old file is kept beside it as FILE.warden-backup-TIME.
 Installing again with the same settings changes nothing. The file must
 be a JSON object (warden does not touch one it cannot read).
 
-The entry runs this warden binary (its absolute path; --binary warden
-makes it portable for a shared project file) with --state and --config
-when given. Its timeout is approvals.timeout plus a minute (--timeout to
+The entry runs warden-hook, the small hook binary installed beside this
+warden (it starts in a few milliseconds, where warden takes tens: the
+agent waits for it on every tool call), or this warden binary when
+there is no warden-hook beside it: its absolute path (--binary warden or
+--binary warden-hook makes it portable for a shared project file), with
+--state and --config when given. Its timeout is approvals.timeout plus a minute (--timeout to
 set it), so that warden, not the agent, ends a wait for the console.
 
 Then it tests the entry as the agent would run it: a hardline command
@@ -86,7 +89,7 @@ func newHookInstallCmd() *cobra.Command {
 	f.BoolVar(&o.user, "user", false, "the agent's file in your home directory (the default)")
 	f.BoolVar(&o.project, "project", false, "the agent's file in the project directory")
 	f.StringVar(&o.dir, "dir", "", "the project directory (default: the current directory)")
-	f.StringVar(&o.binary, "binary", "", "the warden the hook runs (default: this binary's absolute path)")
+	f.StringVar(&o.binary, "binary", "", "the binary the hook runs, warden or warden-hook (default: warden-hook beside this binary, else this binary; absolute paths)")
 	f.StringVar(&o.state, "state", "", "--state for the hook command (a host on another state directory)")
 	f.StringVar(&o.config, "config", "", "--config for the hook command")
 	f.IntVar(&o.timeout, "timeout", 0, "the agent's timeout for the hook, in seconds (default: approvals.timeout + 60)")
@@ -141,7 +144,7 @@ func runHookInstall(ctx context.Context, o hookInstallOptions, a hookconf.Agent,
 			return errors.New("hook install: this warden is a temporary go run build; install it (go install ./cmd/warden) or give --binary")
 		}
 	}
-	words := []string{bin, "hook", a.Name}
+	words := hookWords(bin, o.binary == "", a.Name)
 	for _, f := range []struct{ name, v string }{{"--state", o.state}, {"--config", o.config}} {
 		if f.v != "" {
 			abs, err := filepath.Abs(f.v)
@@ -191,6 +194,25 @@ func runHookInstall(ctx context.Context, o hookInstallOptions, a hookconf.Agent,
 	fmt.Fprintf(stdout, "Self-test passed. Restart %s to load the hook.\n", a.Title)
 	return nil
 }
+
+// hookWords is the hook's command for the binary bin: warden-hook NAME
+// for warden-hook, and for warden, when found is set and warden-hook is
+// installed beside it, that warden-hook; else warden hook NAME.
+func hookWords(bin string, found bool, name string) []string {
+	if filepath.Base(bin) == hookBinary {
+		return []string{bin, name}
+	}
+	if found {
+		small := filepath.Join(filepath.Dir(bin), hookBinary)
+		if st, err := os.Stat(small); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return []string{small, name}
+		}
+	}
+	return []string{bin, "hook", name}
+}
+
+// hookBinary is the small hook binary's name (cmd/warden-hook).
+const hookBinary = "warden-hook"
 
 // hookConfig loads the config the hook will use (missing: defaults).
 func hookConfig(state, cfgPath string) (*config.Config, error) {

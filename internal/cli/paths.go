@@ -3,11 +3,10 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 
 	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/hookrun"
 	"github.com/wardenhq/warden/internal/protect"
 )
 
@@ -91,16 +90,7 @@ func resolveScratchDir(flag string) (string, error) {
 // passwdHome is the invoking user's home directory from the password
 // database, looked up by uid: never $HOME, which whoever starts the
 // process can set.
-func passwdHome() (string, error) {
-	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
-	if err != nil {
-		return "", fmt.Errorf("find your home directory in the password database: %w", err)
-	}
-	if !filepath.IsAbs(u.HomeDir) {
-		return "", fmt.Errorf("home directory %q of uid %d is not absolute", u.HomeDir, os.Getuid())
-	}
-	return filepath.Clean(u.HomeDir), nil
-}
+func passwdHome() (string, error) { return hookrun.PasswdHome() }
 
 // hookLocations are where warden hook finds its state and config: the
 // --state and --config flags on its own command line, else the default
@@ -108,27 +98,7 @@ func passwdHome() (string, error) {
 // comes from the environment: the hook runs with the environment of
 // the agent it judges, whose settings can set XDG_CONFIG_HOME, HOME or
 // WARDEN_STATE to point it at a config of the agent's choosing.
-func hookLocations(opts hookOptions, home func() (string, error)) (state, cfgPath string, paths gate.Paths, err error) {
-	h, herr := home()
-	state, cfgPath = opts.state, opts.config
-	if (state == "" || cfgPath == "") && herr != nil {
-		return "", "", gate.Paths{}, fmt.Errorf("%w (or give --state and --config)", herr)
-	}
-	if state == "" {
-		state = filepath.Join(h, ".local", "state", "warden")
-	}
-	if cfgPath == "" {
-		cfgPath = filepath.Join(h, ".config", "warden", "config.yaml")
-	}
-	if state, err = filepath.Abs(state); err != nil {
-		return "", "", gate.Paths{}, fmt.Errorf("state directory: %w", err)
-	}
-	if cfgPath, err = filepath.Abs(cfgPath); err != nil {
-		return "", "", gate.Paths{}, fmt.Errorf("config file: %w", err)
-	}
-	paths = gate.Paths{Home: h, Homes: protect.LookupHome, Protected: []string{cfgPath, filepath.Dir(cfgPath), state}}
-	if h != "" {
-		paths.Protected = append(paths.Protected, filepath.Join(h, ".config", "warden"), filepath.Join(h, ".local", "state", "warden"))
-	}
-	return state, cfgPath, paths, nil
+func hookLocations(opts hookOptions, home func() (string, error)) (string, string, gate.Paths, error) {
+	state, cfgPath, p, err := hookrun.Locations(opts.state, opts.config, home)
+	return state, cfgPath, gate.Paths{Home: p.Home, Homes: p.Homes, Protected: p.Protected, FS: p.FS}, err
 }

@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/protect"
+	"github.com/wardenhq/warden/internal/reads"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -37,6 +39,13 @@ type assessment struct {
 	// not read completely). Such an action is never allowed by a bypass
 	// (yolo, mode off): DESIGN invariant 12.
 	opaque string
+}
+
+// shellAssessment is an assessment of one shell command with room for its
+// one analysis: one allocation instead of two.
+type shellAssessment struct {
+	assessment
+	one [1]*shell.Analysis
 }
 
 // covered reports whether grants cover every finding and extra class.
@@ -81,13 +90,15 @@ func (t *table) finish(d Decision, v Verdict, rule, why string, as *assessment) 
 	d.Verdict, d.Rule = v, rule
 	d.Steps = notReached(t.steps)
 	d.DenyRule = as.denyRule
-	d.HumanMessage = fmt.Sprintf("%s (%s): %s", v, rule, as.what)
+	// One concatenation: the message is built once, not grown.
+	desc, sep1, sep2 := "", "", ""
 	if len(as.classes) > 0 {
-		d.HumanMessage += " — " + describe(as.classes)
+		desc, sep1 = describe(as.classes), " — "
 	}
 	if why != "" {
-		d.HumanMessage += "; " + why
+		sep2 = "; "
 	}
+	d.HumanMessage = string(v) + " (" + rule + "): " + as.what + sep1 + desc + sep2 + why
 	if v == Deny {
 		d.AgentMessage = agentMessage(rule, why, as)
 	}
@@ -123,25 +134,33 @@ func (p *Policy) assessShell(cmd, dir, kind string, t *table) *assessment {
 	a := p.AnalyseIn(cmd, dir)
 	// The command as it will run, what could hide or disguise itself
 	// escaped (\u00a0), never a cleaned-up reading.
-	as := &assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a, classes: a.Classes(), shells: []*shell.Analysis{a}}
-	p.floors(as, []*shell.Analysis{a}, nil, dir, t)
-	return as
+	as := &shellAssessment{assessment: assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a, classes: a.Classes()}}
+	as.one[0] = a
+	as.shells = as.one[:]
+	p.floors(&as.assessment, as.shells, nil, dir, t)
+	return &as.assessment
 }
 
 // floors runs rows 1 to 3 over one or more analyses (a code action may
 // hold several commands) and extra deny-rule subjects; dir is where
 // they run, for the protected-path table.
 func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []string, dir string, t *table) {
-	var parsed []string
 	for _, a := range list {
 		if a.Verdict == shell.Malformed {
 			t.add(1, "parse and analyse", Decided, a.Error)
 			as.floor, as.detail = RuleMalformed, a.Error
 			return
 		}
-		parsed = append(parsed, plural(len(a.Commands), "command"))
 	}
-	t.add(1, "parse and analyse", Pass, strings.Join(parsed, "; "))
+	if len(list) == 1 {
+		t.add(1, "parse and analyse", Pass, plural(len(list[0].Commands), "command"))
+	} else {
+		parsed := make([]string, 0, len(list))
+		for _, a := range list {
+			parsed = append(parsed, plural(len(a.Commands), "command"))
+		}
+		t.add(1, "parse and analyse", Pass, strings.Join(parsed, "; "))
+	}
 	// Row 2 and the protected paths of row 3: the analyser's hardline
 	// classes, and what its writers reach in the protected-path table
 	// (the same table the write tool is judged by), in every mode.
@@ -172,11 +191,7 @@ func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []
 			as.opaque = opaqueReasons(a)
 		}
 	}
-	subjects := extraSubjects
-	for _, a := range list {
-		subjects = append(subjects, a.Projections()...)
-	}
-	if glob, ok := p.deny.Match(subjects); ok {
+	if glob, ok := p.denyMatch(list, extraSubjects); ok {
 		t.add(3, "user deny rules", Decided, glob)
 		as.floor, as.denyRule = RuleDenyRule, glob
 		return
@@ -187,6 +202,22 @@ func (p *Policy) floors(as *assessment, list []*shell.Analysis, extraSubjects []
 			as.dangerous = true
 		}
 	}
+}
+
+// denyMatch matches the user deny rules against the extra subjects and
+// the projections of each analysis; without deny rules it builds none.
+func (p *Policy) denyMatch(list []*shell.Analysis, extraSubjects []string) (string, bool) {
+	if p.deny.Len() == 0 {
+		return "", false
+	}
+	if len(list) == 1 && len(extraSubjects) == 0 {
+		return p.deny.Match(list[0].Projections())
+	}
+	subjects := extraSubjects
+	for _, a := range list {
+		subjects = append(subjects, a.Projections()...)
+	}
+	return p.deny.Match(subjects)
 }
 
 // opaqueReasons says what the analyser could not see into.
@@ -367,46 +398,13 @@ func (p *Policy) writeFloor(as *assessment, m protect.Match, t *table) bool {
 	return false
 }
 
-// ReadJudgement is how reading some paths is judged: the worst match
-// in the protected-path table, and a user deny rule that matched
-// ("read PATH" subjects).
-type ReadJudgement struct {
-	Match protect.Match
-	// Path is the resolved path or pattern that matched.
-	Path     string
-	DenyRule string
-}
+// ReadJudgement is how reading some paths is judged (internal/reads).
+type ReadJudgement = reads.Judgement
 
 // JudgeRead judges reading paths and shell globs named from dir (a
-// hook's Read, Grep and Glob): resolved as writes are (~, relative,
-// .., symlinks), against the table's read entries. A directory is
-// judged with what lies under it (protect.MatchTree).
+// hook's Read, Grep and Glob): see reads.Judge.Judge.
 func (p *Policy) JudgeRead(dir string, paths, globs []string) ReadJudgement {
-	var j ReadJudgement
-	env := p.resolveEnv(dir)
-	var subjects []string
-	for _, raw := range paths {
-		for _, c := range protect.Resolve(env, p.expand(raw)) {
-			subjects = append(subjects, "read "+c)
-			if m := p.table.MatchTree(c, protect.Read); m.Tier > j.Match.Tier {
-				j.Match, j.Path = m, c
-			}
-		}
-	}
-	for _, g := range globs {
-		g = p.expand(g)
-		if !path.IsAbs(g) && path.IsAbs(env.Cwd) {
-			g = env.Cwd + "/" + g
-		}
-		subjects = append(subjects, "read "+g)
-		if m := p.table.MatchGlob(g, protect.Read, false); m.Tier > j.Match.Tier {
-			j.Match, j.Path = m, g
-		}
-	}
-	if glob, ok := p.deny.Match(subjects); ok {
-		j.DenyRule = glob
-	}
-	return j
+	return p.reads.Judge(dir, paths, globs)
 }
 
 func under(p string, roots []string) bool {
@@ -474,6 +472,9 @@ func describe(classes []string) string {
 }
 
 func unique(s []string) []string {
+	if len(s) < 2 {
+		return s
+	}
 	seen := map[string]bool{}
 	out := s[:0:0]
 	for _, x := range s {
@@ -486,7 +487,7 @@ func unique(s []string) []string {
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = shell.CollapseFields(s)
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}
@@ -513,11 +514,16 @@ func notReached(steps []Step) []Step {
 }
 
 func plural(n int, what string) string {
+	if what == "command" && n < len(commandCounts) {
+		return commandCounts[n] // the commonest row-1 details, without building them
+	}
 	if n == 1 {
 		return "1 " + what
 	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return strconv.Itoa(n) + " " + what + "s"
 }
+
+var commandCounts = [...]string{"0 commands", "1 command", "2 commands", "3 commands", "4 commands"}
 
 // Rows returns the names of DESIGN.md's decision rows, 1 to 10.
 func Rows() []string { return append([]string(nil), rows[1:]...) }

@@ -25,6 +25,7 @@ var benchActions = []action.Action{
 // BenchmarkDecide is one decision for a typical shell action with a
 // loaded config, analysis included.
 func BenchmarkDecide(b *testing.B) {
+	b.ReportAllocs()
 	g := setup{yaml: benchConfig}.gate(b)
 	ctx := owner.With(context.Background(), chat("s1"))
 	for i := 0; b.Loop(); i++ {
@@ -50,4 +51,30 @@ func BenchmarkDecideParallel(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// BenchmarkDecideEach is one decision per kind of typical shell action:
+// a safe one-command line (the fast analysis path), a safe compound
+// line, a dangerous line a human is asked about, a line an allowlist
+// grant covers.
+func BenchmarkDecideEach(b *testing.B) {
+	for _, c := range []struct{ name, cmd string }{
+		{"simple-safe", "git status --porcelain"},
+		{"compound-safe", "git status --porcelain && git diff --stat"},
+		{"ask", "rm -rf build/ dist/ && npm run build"},
+		{"granted", "git push --force-with-lease origin feature"},
+		{"find-exec", "find . -name '*.pyc' -exec rm -f {} +"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			g := setup{yaml: benchConfig}.gate(b)
+			ctx := owner.With(context.Background(), chat("s1"))
+			act := action.NewShell(c.cmd)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := g.Decide(ctx, act); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

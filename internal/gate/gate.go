@@ -106,7 +106,7 @@ func (g *Gate) Decide(ctx context.Context, act action.Action) (d Decision, err e
 		}
 	}()
 	p := g.policy.Load()
-	t := &table{}
+	t := &table{steps: make([]Step, 0, len(rows))}
 	as, err := g.assess(p, act, t)
 	if err != nil {
 		return failed(t.decision(), err), err
@@ -192,7 +192,8 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 		}
 		return t.finish(d, Deny, rule, why, as), nil
 	}
-	t.add(7, "unattended mode", Skip, "attended: "+surfaceOf(o))
+	surface := surfaceOf(o)
+	t.add(7, "unattended mode", Skip, "attended: "+surface)
 	// Row 8: the guardian.
 	if p.Mode == policy.ModeSmart {
 		if g.guardian == nil {
@@ -221,7 +222,7 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 		t.add(8, "guardian", Skip, "mode "+p.Mode.String())
 	}
 	// Row 9: ask the human on the owner's own surfaces.
-	t.add(9, "ask a human", Decided, surfaceOf(o))
+	t.add(9, "ask a human", Decided, surface)
 	return t.finish(d, Ask, RuleHuman, "", as), nil
 }
 

@@ -3,13 +3,13 @@ package gate
 import (
 	"fmt"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/protect"
+	"github.com/wardenhq/warden/internal/reads"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -37,6 +37,8 @@ type Policy struct {
 	table *protect.Table
 	fs    protect.FS
 	homes func(string) (string, bool)
+	// reads judges a hook's reads with the same table and deny rules.
+	reads *reads.Judge
 }
 
 type toolRule struct {
@@ -101,11 +103,6 @@ func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
 	for _, r := range cfg.Write.SafeRoots {
 		p.safeRoots = append(p.safeRoots, path.Clean(p.expand(r)))
 	}
-	for _, pp := range paths.Protected {
-		if pp != "" {
-			p.analyser.ProtectedPaths = append(p.analyser.ProtectedPaths, path.Clean(pp))
-		}
-	}
 	p.analyser.Profile = cfg.Analysis.Profile
 	p.fs, p.homes = paths.FS, paths.Homes
 	if p.fs == nil {
@@ -113,29 +110,21 @@ func Compile(cfg *config.Config, paths Paths) (*Policy, error) {
 	}
 	// warden's own paths also by where their symlinks lead: a state
 	// directory under a linked home is protected under both names.
-	var own []string
-	for _, pp := range p.analyser.ProtectedPaths {
-		own = append(own, protect.Resolve(protect.Env{FS: p.fs}, pp)...)
-	}
+	own := reads.Own(p.fs, paths.Protected)
 	p.table = protect.New(protect.Paths{Extra: own})
+	p.reads = reads.New(p.table, p.deny, p.home, p.homes, p.fs)
 	// The analyser checks recursive operations against the same paths.
 	p.analyser.ProtectedPaths = own
+	// Prepared once: a decision only adds the directory it runs in.
+	if p.home != "" && p.home != "." {
+		p.analyser.Home = p.home
+	}
+	p.analyser.Homes, p.analyser.FS, p.analyser.Protect = p.homes, p.fs, p.table
 	return p, nil
 }
 
 // expand replaces a leading "~" with the home directory.
-func (p *Policy) expand(s string) string {
-	if p.home == "" || p.home == "." {
-		return s
-	}
-	if s == "~" {
-		return p.home
-	}
-	if strings.HasPrefix(s, "~/") {
-		return p.home + s[1:]
-	}
-	return s
-}
+func (p *Policy) expand(s string) string { return reads.Expand(p.home, s) }
 
 // Protected is the policy's protected-path table.
 func (p *Policy) Protected() *protect.Table { return p.table }
@@ -162,10 +151,6 @@ func (p *Policy) AnalyseIn(cmd, dir string) *shell.Analysis {
 	if path.IsAbs(dir) {
 		o.Cwd = path.Clean(dir)
 	}
-	if p.home != "" && p.home != "." {
-		o.Home = p.home
-	}
-	o.Homes, o.FS, o.Protect = p.homes, p.fs, p.table
 	return o.Analyze(cmd)
 }
 

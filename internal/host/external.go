@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/hook"
+	"github.com/wardenhq/warden/internal/hookrun"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/owner"
-	"github.com/wardenhq/warden/internal/protect"
 	"github.com/wardenhq/warden/internal/store"
 )
 
@@ -80,45 +79,17 @@ func (d ExternalDecider) DecideRead(ctx context.Context, c hook.Call) (hook.Answ
 	if err != nil {
 		return hook.Answer{}, err
 	}
-	j := pol.JudgeRead(c.Dir, c.Reads, c.ReadGlobs)
-	what := strings.ToLower(c.Tool) + " of " + j.Path
-	switch {
-	case j.DenyRule != "":
-		return hook.Answer{Verdict: hook.Deny, Rule: gate.RuleDenyRule, Reason: "warden blocked this " + strings.ToLower(c.Tool) + ": a deny rule of the user covers it. Do not retry it or variations of it."}, nil
-	case j.Match.Tier == protect.Hardline:
-		return hook.Answer{Verdict: hook.Deny, Rule: gate.RuleHardline, Classes: []string{j.Match.Class},
-			Reason: "warden blocked this " + what + ": " + j.Match.Why + " is out of the agent's reach. Do not retry it or variations of it."}, nil
-	case j.Match.Protected():
-		return hook.Answer{Verdict: hook.Ask, Rule: RuleSecretRead, Classes: []string{j.Match.Class},
-			Reason: what + " reads " + j.Match.Why + " [" + j.Match.Class + "]: what the agent reads can leave in its next message"}, nil
-	}
-	return hook.Answer{Verdict: hook.Pass}, nil
+	return hookrun.JudgeReads(pol.JudgeRead(c.Dir, c.Reads, c.ReadGlobs), c), nil
 }
 
-// vouched reports whether a person stands behind an allow: a human
-// answered the question (requestID, rule human), or a grant a human
-// made or an mcp.rules allow the operator wrote covers it. A safe
-// command, a bypass (mode off, yolo, a container backend) and a
-// reviewer model's approval are not: a hook answers those with no
-// decision (hook.Answer.Vouched), so the agent's own guard still
-// applies.
-func vouched(rule, requestID string) bool {
-	switch rule {
-	case gate.RuleHuman, gate.RuleToolAllow, gate.RuleGrantExact, gate.RuleGrantPrefix, gate.RuleGrantClass:
-		return true
-	}
-	return requestID != ""
-}
+// vouched, why and RuleSecretRead are warden-hook's (internal/hookrun):
+// a hook answers alike whichever binary runs it.
+func vouched(rule, requestID string) bool { return hookrun.Vouched(rule, requestID) }
+
+func why(human, verdict, rule string) string { return hookrun.Why(human, verdict, rule) }
 
 // RuleSecretRead is the rule of a hook's ask for a read of a secret.
-const RuleSecretRead = "hook.secret_read"
-
-// why is the gate's explanation for a person without its "VERDICT
-// (RULE): " prefix, which the hook answer carries in fields of its own:
-// "shell command `git push -f` — git force push [git.force_push]".
-func why(human, verdict, rule string) string {
-	return strings.TrimPrefix(human, fmt.Sprintf("%s (%s): ", verdict, rule))
-}
+const RuleSecretRead = hookrun.RuleSecretRead
 
 // agentPrompt is the answer channel of an external agent when no host
 // runs: the agent's own permission prompt, which warden reaches only by

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/hookrun"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/sandbox"
@@ -43,28 +44,10 @@ type ExternalRequest struct {
 // how it ended.
 const EventDecision = "decision"
 
-// Decision is how an external agent's action was decided.
-type Decision struct {
-	// Allowed is the outcome: the action may run.
-	Allowed bool `json:"allowed"`
-	// Verdict is the gate's verdict before any human: allow, deny or
-	// ask. For ask, Allowed is the human's answer, and State says how
-	// the question ended.
-	Verdict string `json:"verdict"`
-	// Rule is the deciding rule ("human" when a human answered).
-	Rule    string   `json:"rule"`
-	Classes []string `json:"classes"`
-	// Message tells a denied agent what was blocked and not to retry;
-	// for a human's denial it carries their reason.
-	Message string `json:"message,omitempty"`
-	// Reason explains the gate's decision to a person.
-	Reason string `json:"reason,omitempty"`
-	// RequestID and State are the question's, when one was asked.
-	RequestID string `json:"request_id,omitempty"`
-	State     string `json:"state,omitempty"`
-	// Session is the owner's session key.
-	Session string `json:"session"`
-}
+// Decision is how an external agent's action was decided. It is
+// hookrun's, which the warden-hook binary reads without linking this
+// package.
+type Decision = hookrun.Decision
 
 // errExternalGone is the cause of a withdrawal when the external agent's
 // client (a hook, warden mcp) hangs up while its question is pending.

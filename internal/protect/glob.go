@@ -3,6 +3,7 @@ package protect
 import (
 	"path"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -27,10 +28,37 @@ type comp struct {
 }
 
 func nameComp(name string) comp {
-	c := comp{toks: compileName(name)}
+	compiled.mu.RLock()
+	c, ok := compiled.m[name]
+	compiled.mu.RUnlock()
+	if ok {
+		return c
+	}
+	c = comp{toks: compileName(name)}
 	c.lit, c.isLit = literalName(c.toks)
+	compiled.mu.Lock()
+	if len(compiled.m) >= maxCompiled {
+		clear(compiled.m) // bounded: an input of many distinct names cannot grow it
+	}
+	if compiled.m == nil {
+		compiled.m = map[string]comp{}
+	}
+	compiled.m[name] = c
+	compiled.mu.Unlock()
 	return c
 }
+
+// compiled caches compiled name patterns: the same few names (build,
+// dist, *.pyc, the table's own) are compiled at every decision otherwise,
+// and compiling was most of the garbage of matching a path. A compiled
+// comp is never modified after it is built, so sharing it is safe.
+var compiled struct {
+	mu sync.RWMutex
+	m  map[string]comp
+}
+
+// maxCompiled bounds the cache of compiled names.
+const maxCompiled = 4096
 
 // tok is one element of a name pattern: a star, or one character from
 // a set.

@@ -3,6 +3,7 @@ package shell
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/wardenhq/warden/internal/protect"
 )
@@ -139,13 +140,13 @@ func maybePath(v string) bool {
 	if strings.ContainsAny(v, "/~") || v[0] == '.' || v[0] == '$' {
 		return true
 	}
-	if protectedBases[v] || strings.HasPrefix(v, "id_") || strings.HasPrefix(v, ".env") {
+	if fileShapes().bases[v] || strings.HasPrefix(v, "id_") || strings.HasPrefix(v, ".env") {
 		return true
 	}
-	if i := strings.LastIndexByte(v, '.'); i > 0 && protectedExts[strings.ToLower(v[i:])] {
+	if i := strings.LastIndexByte(v, '.'); i > 0 && fileShapes().exts[strings.ToLower(v[i:])] {
 		return true
 	}
-	for _, p := range protectedPrefixes {
+	for _, p := range fileShapes().prefixes {
 		if strings.HasPrefix(v, p) {
 			return true
 		}
@@ -153,13 +154,25 @@ func maybePath(v string) bool {
 	return false
 }
 
-// protectedBases, protectedExts and protectedPrefixes are the shapes of
-// file names the table protects in any directory: exact names (.netrc),
-// extensions (*.pem) and prefixes (service-account*.json).
-var protectedBases, protectedExts, protectedPrefixes = func() (map[string]bool, map[string]bool, []string) {
+// fileShapes are the shapes of file names the table protects in any
+// directory: exact names (.netrc), extensions (*.pem) and prefixes
+// (service-account*.json). Built on first use, from the built-in table.
+var fileShapes = sync.OnceValue(func() (sh struct {
+	bases, exts map[string]bool
+	prefixes    []string
+}) {
+	sh.bases, sh.exts, sh.prefixes = protectedShapes()
+	return sh
+})
+
+// builtinEntries are the entries of the built-in protected-path table,
+// built once, on first use.
+var builtinEntries = sync.OnceValue(func() []protect.Entry { return protect.New(protect.Paths{}).Entries() })
+
+func protectedShapes() (map[string]bool, map[string]bool, []string) {
 	names, exts := map[string]bool{}, map[string]bool{}
 	var prefixes []string
-	for _, e := range protect.New(protect.Paths{}).Entries() {
+	for _, e := range builtinEntries() {
 		p := e.Pattern
 		switch {
 		case strings.Contains(p, "/"):
@@ -172,7 +185,7 @@ var protectedBases, protectedExts, protectedPrefixes = func() (map[string]bool, 
 		}
 	}
 	return names, exts, prefixes
-}()
+}
 
 // metadataOnly are programs that look at names and metadata, not
 // contents: a secret they name is not read.

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/wardenhq/warden/internal/protect"
 )
@@ -49,6 +50,10 @@ type Options struct {
 	// Explain records how each candidate's options were read
 	// (Command.Parse), for warden check --explain.
 	Explain bool
+
+	// general turns the fast path off (see walker.fast): the
+	// differential test compares the two.
+	general bool
 }
 
 // ProfileStrict is the profile in which a program not on the known-safe
@@ -60,27 +65,83 @@ func Analyze(src string) *Analysis { return Options{}.Analyze(src) }
 
 // Projections returns the strings user deny rules are matched against:
 // the whole normalised command, then each candidate as "basename args…"
-// and as "path args…", with inter-word white space collapsed.
+// and as "path args…", with inter-word white space collapsed (as
+// strings.Fields and a single space would).
 func (a *Analysis) Projections() []string {
-	out := []string{strings.Join(strings.Fields(a.Input), " ")}
+	out := make([]string, 1, 1+2*len(a.Commands))
+	out[0] = CollapseFields(a.Input)
+	var stack [256]byte
+	buf := stack[:0]
 	for i := range a.Commands {
 		c := &a.Commands[i]
 		if len(c.Argv) == 0 {
 			continue
 		}
-		words := c.Words()
-		tail := strings.Join(strings.Fields(strings.Join(words[1:], " ")), " ")
-		join := func(head string) string {
-			if tail == "" {
-				return head
-			}
-			return head + " " + tail
+		head := c.Argv[0].Value
+		buf = append(buf[:0], head...)
+		for _, arg := range c.Argv[1:] {
+			buf = appendFields(buf, arg.Value)
 		}
-		base := baseName(words[0])
-		out = append(out, join(base))
-		if base != words[0] {
-			out = append(out, join(words[0]))
+		whole := head
+		if len(buf) > len(head) {
+			whole = string(buf)
+		}
+		base := baseName(head)
+		switch {
+		case base == head:
+			out = append(out, whole)
+		case strings.HasSuffix(head, base):
+			// "path args…" ends with "basename args…".
+			out = append(out, whole[len(head)-len(base):], whole)
+		default:
+			out = append(out, base+whole[len(head):], whole)
 		}
 	}
 	return out
+}
+
+// appendFields appends each field of s (as strings.Fields splits it)
+// preceded by a space.
+func appendFields(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			for _, f := range strings.Fields(s) {
+				buf = append(append(buf, ' '), f...)
+			}
+			return buf
+		}
+	}
+	for i := 0; i < len(s); {
+		for i < len(s) && asciiSpace(s[i]) {
+			i++
+		}
+		j := i
+		for j < len(s) && !asciiSpace(s[j]) {
+			j++
+		}
+		if j > i {
+			buf = append(append(buf, ' '), s[i:j]...)
+		}
+		i = j
+	}
+	return buf
+}
+
+// asciiSpace is unicode.IsSpace for an ASCII byte.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// CollapseFields is strings.Join(strings.Fields(s), " "), without
+// allocating when s is already in that form.
+func CollapseFields(s string) string {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			return strings.Join(strings.Fields(s), " ")
+		case c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
+			return strings.Join(strings.Fields(s), " ")
+		}
+	}
+	return s
 }

@@ -47,7 +47,7 @@ func ruleTar(c *cmd) {
 			opt := keys
 			opt.Value, opt.off = "-"+string(k), 0
 			out = append(out, opt)
-			if id := tarSpec.short[k]; id > 0 && tarSpec.defs[id-1].arg == argRequired && next < len(args) {
+			if id := tarSpec.data().short[k]; id > 0 && tarSpec.data().defs[id-1].arg == argRequired && next < len(args) {
 				out = append(out, args[next])
 				next++
 			}

@@ -22,6 +22,7 @@ var typical = []string{
 }
 
 func BenchmarkAnalyzeTypical(b *testing.B) {
+	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		Analyze(typical[i%len(typical)])
 	}
@@ -69,8 +70,65 @@ func BenchmarkAnalyze64KiBScript(b *testing.B) {
 // analyses them: in a known directory, with a home, against a compiled
 // protected-path table (symlinks not followed: no file system).
 func BenchmarkAnalyzeTypicalInDir(b *testing.B) {
+	b.ReportAllocs()
 	o := Options{Cwd: "/home/u/project", Home: "/home/u", Protect: protect.New(protect.Paths{StateDir: "/home/u/.local/state/warden", ConfigDir: "/home/u/.config/warden"})}
 	for i := 0; b.Loop(); i++ {
 		o.Analyze(typical[i%len(typical)])
+	}
+}
+
+// BenchmarkAnalyzeCorpus analyses every case of testdata/corpus in turn,
+// each with its own options: one iteration is one command.
+func BenchmarkAnalyzeCorpus(b *testing.B) {
+	var opts []Options
+	var cmds []string
+	for _, cs := range loadCorpus(b) {
+		for _, c := range cs {
+			opts, cmds = append(opts, c.options()), append(cmds, c.Cmd)
+		}
+	}
+	for _, general := range []bool{false, true} {
+		name := "fast"
+		if general {
+			name = "general"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				o := opts[i%len(opts)]
+				o.general = general
+				o.Analyze(cmds[i%len(cmds)])
+			}
+		})
+	}
+}
+
+// simple are one-command lines of plain words, the fast path's lines.
+var simple = []string{
+	`git status --porcelain`,
+	`ls -la src/`,
+	`go test ./...`,
+	`npm run build`,
+	`rm -rf build/`,
+	`cat README.md`,
+	`python3 -m pytest -q tests/test_api.py`,
+	`docker compose up -d`,
+}
+
+// BenchmarkAnalyzeSimple is one-command lines as the gate analyses them;
+// the General variant turns the fast path off (same lines, same run).
+func BenchmarkAnalyzeSimple(b *testing.B) {
+	for _, general := range []bool{false, true} {
+		name := "fast"
+		if general {
+			name = "general"
+		}
+		b.Run(name, func(b *testing.B) {
+			o := Options{Cwd: "/home/u/project", Home: "/home/u", Protect: protect.New(protect.Paths{StateDir: "/home/u/.local/state/warden", ConfigDir: "/home/u/.config/warden"}), general: general}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				o.Analyze(simple[i%len(simple)])
+			}
+		})
 	}
 }

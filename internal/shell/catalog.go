@@ -3,6 +3,7 @@ package shell
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/wardenhq/warden/internal/codescan"
 	"github.com/wardenhq/warden/internal/protect"
@@ -23,7 +24,8 @@ type Class struct {
 	Opaque bool `json:"opaque,omitempty"`
 }
 
-// The catalogue. Keys are stable: grants, deny messages, audit records and
+// The catalogue's own classes, filled by def while the package loads
+// (fullCatalog adds the protected-path table's). Keys are stable: grants, deny messages, audit records and
 // golden files refer to them. It is the one place classes are defined;
 // docs/analysis.md is generated from it (TestDocsCatalogue).
 var catalog = map[string]Class{}
@@ -139,7 +141,14 @@ var (
 	clsDiskWrite  = protect.ClassDiskWrite
 )
 
-func init() {
+// fullCatalog is the catalogue with the protected-path table's classes,
+// built on first use: their tiers come from a table built for the
+// purpose, which is not work for every binary that links the analyser.
+var fullCatalog = sync.OnceValue(func() map[string]Class {
+	all := make(map[string]Class, len(catalog)+64)
+	for k, c := range catalog {
+		all[k] = c
+	}
 	tiers := map[string]protect.Tier{}
 	for _, e := range protect.New(protect.Paths{Extra: []string{"/x"}}).Entries() {
 		if e.Tier > tiers[e.Class] {
@@ -147,7 +156,7 @@ func init() {
 		}
 	}
 	for _, c := range protect.Classes() {
-		if _, ok := catalog[c.Key]; ok {
+		if _, ok := all[c.Key]; ok {
 			continue
 		}
 		fam := "protected paths"
@@ -163,14 +172,16 @@ func init() {
 		case strings.HasPrefix(c.Key, "disk."):
 			fam = "disk"
 		}
-		def(fam, c.Key, tierOf(tiers[c.Key]), c.Description)
+		all[c.Key] = Class{Key: c.Key, Tier: tierOf(tiers[c.Key]), Description: c.Description, Family: fam}
 	}
-}
+	return all
+})
 
 // Catalogue returns every class, sorted by key.
 func Catalogue() []Class {
-	out := make([]Class, 0, len(catalog))
-	for _, c := range catalog {
+	all := fullCatalog()
+	out := make([]Class, 0, len(all))
+	for _, c := range all {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
@@ -179,6 +190,6 @@ func Catalogue() []Class {
 
 // Lookup returns the class for a key.
 func Lookup(key string) (Class, bool) {
-	c, ok := catalog[key]
+	c, ok := fullCatalog()[key]
 	return c, ok
 }

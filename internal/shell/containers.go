@@ -183,7 +183,7 @@ func (c *cmd) privileged(from int) {
 		if h.def <= 0 {
 			continue
 		}
-		d := dockerRunSpec.defs[h.def-1]
+		d := dockerRunSpec.data().defs[h.def-1]
 		name := d.names[len(d.names)-1]
 		v := strings.ToLower(h.val.Value)
 		priv := false

@@ -3,6 +3,7 @@ package shell
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Family env: variables that load code into what runs (LD_PRELOAD,
@@ -26,7 +27,7 @@ func (w *walker) assignFindings(idx int, name, val string, sp Span, via []string
 			w.find(idx, clsEnvLoader, sp)
 		}
 	case "NODE_OPTIONS":
-		if nodeLoads.MatchString(val) {
+		if nodeLoads().MatchString(val) {
 			w.find(idx, clsEnvLoader, sp)
 		}
 	case "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH",
@@ -114,7 +115,9 @@ func (w *walker) gitEnvConfig(idx int, sp Span, via []string) {
 }
 
 // nodeLoads matches NODE_OPTIONS that load code or open a debugger.
-var nodeLoads = regexp.MustCompile(`(^|\s)(-r|--require|--import|--loader|--experimental-loader|--inspect[a-z-]*)(\s|=|$)`)
+var nodeLoads = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|\s)(-r|--require|--import|--loader|--experimental-loader|--inspect[a-z-]*)(\s|=|$)`)
+})
 
 // relativePaths reports a colon-separated list of project-relative
 // paths: no absolute, home, parent or dynamic entries.

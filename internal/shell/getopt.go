@@ -3,6 +3,7 @@ package shell
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // One option model for every program the analyser reads: what getopt_long
@@ -63,8 +64,19 @@ const (
 	lenient
 )
 
-// optSpec is how one program reads its options.
+// optSpec is how one program reads its options. It is built on first
+// use (see data): the analyser knows several hundred programs, and
+// building every table when the package loaded was most of the start-up
+// time of any binary that links it (the hook's among them).
 type optSpec struct {
+	flags string
+	raw   []string
+	once  sync.Once
+	d     specData
+}
+
+// specData is an optSpec's tables.
+type specData struct {
 	defs  []optDef
 	style optStyle
 	short [128]int16 // 1 + index in defs, by letter
@@ -72,12 +84,25 @@ type optSpec struct {
 	names []string // long names, sorted, for abbreviations
 }
 
+// data returns the spec's tables, building them the first time.
+func (s *optSpec) data() *specData {
+	s.once.Do(s.build)
+	return &s.d
+}
+
 // spec builds an optSpec. flags is a string of style letters: "+"
 // stopAtOperand, "!" noAbbrev, "-" singleDash, "n" negatable, "#"
 // numeric. Each def is "a|b|long" with "=" appended when the option takes
 // a value and "?" when the value is optional (attached only).
 func spec(flags string, defs ...string) *optSpec {
-	s := &optSpec{long: map[string]int16{}}
+	return &optSpec{flags: flags, raw: defs}
+}
+
+// build makes the tables of s from its flags and defs.
+func (sp *optSpec) build() {
+	flags, defs := sp.flags, sp.raw
+	s := &sp.d
+	s.long = map[string]int16{}
 	for _, f := range flags {
 		switch f {
 		case '+':
@@ -125,12 +150,12 @@ func spec(flags string, defs ...string) *optSpec {
 		}
 	}
 	sort.Strings(s.names)
-	return s
 }
 
 // with returns a copy of s with more options (a subcommand's own added
 // to the global ones, say).
-func (s *optSpec) with(flags string, defs ...string) *optSpec {
+func (sp *optSpec) with(flags string, defs ...string) *optSpec {
+	s := sp.data()
 	var all []string
 	for _, d := range s.defs {
 		n := strings.Join(d.names, "|")
@@ -167,7 +192,8 @@ func styleFlags(st optStyle) string {
 // lookupLong resolves a long option name: exact, or (unless noAbbrev) the
 // one option it is a unique prefix of. ambiguous is set when several
 // options share the prefix.
-func (s *optSpec) lookupLong(name string) (id int16, ambiguous bool) {
+func (sp *optSpec) lookupLong(name string) (id int16, ambiguous bool) {
+	s := sp.data()
 	if id, ok := s.long[name]; ok {
 		return id, false
 	}
@@ -214,8 +240,9 @@ type opts struct {
 }
 
 // parseOpts reads args[from:] with s.
-func parseOpts(s *optSpec, args []Arg, from int) opts {
-	p := opts{spec: s, end: len(args), dashdash: -1}
+func parseOpts(sp *optSpec, args []Arg, from int) opts {
+	p := opts{spec: sp, end: len(args), dashdash: -1}
+	s := sp.data()
 	for i := from; i < len(args); i++ {
 		a := args[i]
 		v := a.Value
@@ -256,12 +283,12 @@ func parseOpts(s *optSpec, args []Arg, from int) opts {
 // longOpt reads --name, --name=value or --name value at args[i] and
 // returns the index of the last word it used.
 func (p *opts) longOpt(args []Arg, i int, body string) int {
-	s := p.spec
+	s := p.spec.data()
 	name, val, hasVal := strings.Cut(body, "=")
-	id, ambiguous := s.lookupLong(name)
+	id, ambiguous := p.spec.lookupLong(name)
 	neg := false
 	if id == 0 && !ambiguous && s.style&negatable != 0 && strings.HasPrefix(name, "no-") {
-		id, _ = s.lookupLong(name[3:])
+		id, _ = p.spec.lookupLong(name[3:])
 		neg = id != 0
 	}
 	if id == 0 {
@@ -293,7 +320,7 @@ func (p *opts) longOpt(args []Arg, i int, body string) int {
 func (p *opts) singleDashLong(args []Arg, i *int) bool {
 	body := args[*i].Value[1:]
 	name, _, _ := strings.Cut(body, "=")
-	if _, ok := p.spec.long[name]; !ok {
+	if _, ok := p.spec.data().long[name]; !ok {
 		return false
 	}
 	*i = p.longOpt(args, *i, body)
@@ -303,7 +330,7 @@ func (p *opts) singleDashLong(args []Arg, i *int) bool {
 // shortOpts reads a bundle -abc at args[i], a value-taking option taking
 // the rest of the word or the next word.
 func (p *opts) shortOpts(args []Arg, i int) int {
-	s := p.spec
+	s := p.spec.data()
 	v := args[i].Value
 	if s.style&numeric != 0 && isDigits(v[1:]) {
 		p.hits = append(p.hits, optHit{def: -1, at: i, val: sub(args[i], 1), hasVal: true})
@@ -379,7 +406,8 @@ func isDigits(s string) bool {
 }
 
 // id returns the def index of an option name, or 0.
-func (s *optSpec) id(name string) int16 {
+func (sp *optSpec) id(name string) int16 {
+	s := sp.data()
 	if len(name) == 1 && name[0] < 128 {
 		return s.short[name[0]]
 	}
@@ -457,7 +485,7 @@ func (p *opts) describe() string {
 		}
 		name := ""
 		if h.def > 0 {
-			d := p.spec.defs[h.def-1]
+			d := p.spec.data().defs[h.def-1]
 			name = d.names[len(d.names)-1]
 			if len(name) == 1 {
 				name = "-" + name

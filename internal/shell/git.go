@@ -3,6 +3,7 @@ package shell
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Family git: history and working-tree destruction (force pushes, hard
@@ -77,7 +78,9 @@ var gitSubs = map[string]*optSpec{
 }
 
 // gitProgramKeys are config keys whose value git runs as a program.
-var gitProgramKeys = regexp.MustCompile(`^(core\.(pager|sshcommand|editor|fsmonitor|hookspath|askpass|gitproxy|alternaterefscommand)|diff\.external|sequence\.editor|gpg\.(program|[a-z0-9]+\.program)|credential\.helper|credential\..*\.helper|pager\..*|alias\..*|diff\..*\.(textconv|command)|filter\..*\.(clean|smudge|process)|merge\..*\.driver|uploadpack\.packobjectshook|protocol\.ext\.allow|include\.path|includeif\..*\.path|remote\..*\.(uploadpack|receivepack|proxy)|http\.proxy|sendemail\.(sendmailcmd|smtpserver)|instaweb\.httpd|web\.browser|browser\..*\.(cmd|path)|difftool\..*\.(cmd|path)|mergetool\..*\.(cmd|path)|man\..*\.(cmd|path)|receive\.procreceiverefs|status\.showuntrackedfiles|transfer\.fsckobjects|ssh\.variant|url\..*\.insteadof|submodule\..*\.update)$`)
+var gitProgramKeys = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(core\.(pager|sshcommand|editor|fsmonitor|hookspath|askpass|gitproxy|alternaterefscommand)|diff\.external|sequence\.editor|gpg\.(program|[a-z0-9]+\.program)|credential\.helper|credential\..*\.helper|pager\..*|alias\..*|diff\..*\.(textconv|command)|filter\..*\.(clean|smudge|process)|merge\..*\.driver|uploadpack\.packobjectshook|protocol\.ext\.allow|include\.path|includeif\..*\.path|remote\..*\.(uploadpack|receivepack|proxy)|http\.proxy|sendemail\.(sendmailcmd|smtpserver)|instaweb\.httpd|web\.browser|browser\..*\.(cmd|path)|difftool\..*\.(cmd|path)|mergetool\..*\.(cmd|path)|man\..*\.(cmd|path)|receive\.procreceiverefs|status\.showuntrackedfiles|transfer\.fsckobjects|ssh\.variant|url\..*\.insteadof|submodule\..*\.update)$`)
+})
 
 // ruleGit reads git's global options (-C DIR, -c KEY=VALUE, …), then the
 // subcommand with its own options; an alias given with -c is read as the
@@ -90,7 +93,7 @@ func ruleGit(c *cmd) {
 	for _, v := range g.values("config-env") {
 		// KEY=ENVVAR: the value comes from the environment.
 		key, _, _ := strings.Cut(v.Value, "=")
-		if gitProgramKeys.MatchString(strings.ToLower(key)) {
+		if gitProgramKeys().MatchString(strings.ToLower(key)) {
 			c.findDetail(clsGitConfigProgram, v.Span, key)
 			c.opaqueDetail(v.Span, "git --config-env "+key+" takes a program from the environment")
 		}
@@ -146,7 +149,7 @@ func (c *cmd) gitAlias(name string, cfg []Arg) (string, bool) {
 func (c *cmd) gitConfig(a Arg, how string) {
 	key, val, _ := strings.Cut(a.Value, "=")
 	low := strings.ToLower(key)
-	if !gitProgramKeys.MatchString(low) {
+	if !gitProgramKeys().MatchString(low) {
 		return
 	}
 	switch {

@@ -3,6 +3,7 @@ package shell
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/wardenhq/warden/internal/codescan"
 )
@@ -212,7 +213,7 @@ func ruleShell(c *cmd) {
 			// --command, --init-c is --init-command.
 			name, val, hasVal := strings.Cut(a[2:], "=")
 			if id, _ := fishSpec.lookupLong(name); id > 0 {
-				a = "--" + fishSpec.defs[id-1].names[len(fishSpec.defs[id-1].names)-1]
+				a = "--" + fishSpec.data().defs[id-1].names[len(fishSpec.data().defs[id-1].names)-1]
 				if hasVal {
 					a += "=" + val
 				}
@@ -694,13 +695,15 @@ func (c *cmd) sshOption(a Arg) {
 
 // awkExec finds what makes awk run a command: system(), a pipe to or
 // from a command string, a coprocess.
-var awkExec = regexp.MustCompile(`system\s*\(|\|\s*"|"\s*\|\s*getline|\|&|\|\s*[a-zA-Z_]`)
+var awkExec = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`system\s*\(|\|\s*"|"\s*\|\s*getline|\|&|\|\s*[a-zA-Z_]`)
+})
 
 // awkSystem are system("…") calls with a literal command.
-var awkSystem = regexp.MustCompile(`system\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)`)
+var awkSystem = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`system\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)`) })
 
 // awkWrite are writes to a literal file: print > "f", printf >> "f".
-var awkWrite = regexp.MustCompile(`>>?\s*"((?:[^"\\]|\\.)*)"`)
+var awkWrite = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`>>?\s*"((?:[^"\\]|\\.)*)"`) })
 
 var awkSpec = spec("", "f|file=", "v|assign=", "F|field-separator=", "E|exec=", "i|include=", "l|load=", "b|characters-as-bytes",
 	"c|traditional", "C|copyright", "d|dump-variables?", "D|debug?", "e|source=", "g|gen-pot", "h|help", "I|trace", "L|lint?",
@@ -733,14 +736,14 @@ func ruleAwk(c *cmd) {
 		if p.has("S") {
 			continue // --sandbox: no system(), no redirections
 		}
-		for _, m := range awkSystem.FindAllStringSubmatch(prog.Value, -1) {
+		for _, m := range awkSystem().FindAllStringSubmatch(prog.Value, -1) {
 			c.code(Arg{Value: unescapeAwk(m[1]), Static: prog.Static, Span: prog.Span}, "awk system()")
 		}
-		stripped := awkSystem.ReplaceAllString(prog.Value, "")
-		if awkExec.MatchString(stripped) || !prog.Static {
+		stripped := awkSystem().ReplaceAllString(prog.Value, "")
+		if awkExec().MatchString(stripped) || !prog.Static {
 			c.inlineCode("awk", prog, "awk")
 		}
-		for _, m := range awkWrite.FindAllStringSubmatch(prog.Value, -1) {
+		for _, m := range awkWrite().FindAllStringSubmatch(prog.Value, -1) {
 			c.writes([]Arg{{Value: unescapeAwk(m[1]), Static: prog.Static, Span: prog.Span}})
 		}
 	}

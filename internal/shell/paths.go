@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Paths are resolved, not matched as text: "~" and "~user" expand,
@@ -150,7 +151,9 @@ func (w *walker) pathKey(p string) string { return w.absPath(p) }
 // isAbs reports whether a resolved path is absolute or home-relative.
 func isAbs(p string) bool { return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") }
 
-var rawDevice = regexp.MustCompile(`^/dev/(sd[a-z]+[0-9]*|hd[a-z][0-9]*|vd[a-z]+[0-9]*|xvd[a-z]+[0-9]*|nvme[0-9]+(n[0-9]+(p[0-9]+)?)?|mmcblk[0-9]+(p[0-9]+)?|md[0-9]+(p[0-9]+)?|md/[^/]+|dm-[0-9]+|loop[0-9]+(p[0-9]+)?|nbd[0-9]+(p[0-9]+)?|r?disk[0-9]+(s[0-9]+)?|mapper/[^/]+|zd[0-9]+|rbd[0-9]+|sr[0-9]+|mtdblock[0-9]+|disk/by-(id|uuid|path|label|partuuid|partlabel|diskseq)/[^/]+|[a-z]+/[a-z0-9_-]+)$`)
+var rawDevice = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/dev/(sd[a-z]+[0-9]*|hd[a-z][0-9]*|vd[a-z]+[0-9]*|xvd[a-z]+[0-9]*|nvme[0-9]+(n[0-9]+(p[0-9]+)?)?|mmcblk[0-9]+(p[0-9]+)?|md[0-9]+(p[0-9]+)?|md/[^/]+|dm-[0-9]+|loop[0-9]+(p[0-9]+)?|nbd[0-9]+(p[0-9]+)?|r?disk[0-9]+(s[0-9]+)?|mapper/[^/]+|zd[0-9]+|rbd[0-9]+|sr[0-9]+|mtdblock[0-9]+|disk/by-(id|uuid|path|label|partuuid|partlabel|diskseq)/[^/]+|[a-z]+/[a-z0-9_-]+)$`)
+})
 
 // deviceDirs are directories under /dev whose entries are not block
 // devices (a volume group's LVs are: /dev/vg/lv).
@@ -167,7 +170,7 @@ func isRawDevice(p string) bool {
 	if deviceDirs[path.Dir(p)] {
 		return false
 	}
-	return rawDevice.MatchString(p)
+	return rawDevice().MatchString(p)
 }
 
 // devicePattern reports a glob that could match a raw block device
@@ -254,7 +257,7 @@ func (w *walker) deleteTarget(p string, glob bool) string {
 	return ""
 }
 
-var procMem = regexp.MustCompile(`^/proc/[^/]+/(mem|task/[^/]+/mem)$`)
+var procMem = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/proc/[^/]+/(mem|task/[^/]+/mem)$`) })
 
 // metadataHosts are cloud instance metadata endpoints.
 var metadataHosts = []string{"169.254.169.254", "100.100.100.200", "metadata.google.internal", "fd00:ec2::254", "169.254.170.2", "metadata.azure.com", "[fd00:ec2::254]", "0xa9fea9fe", "2852039166", "169.254.169.123"}

@@ -3,6 +3,7 @@ package shell
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Family perms: world-writable modes, recursive changes of system
@@ -30,11 +31,11 @@ func ruleSetcap(c *cmd) {
 var chmodSpec = spec("", "c|changes", "f|silent|quiet", "v|verbose", "no-preserve-root", "preserve-root", "reference=", "R|recursive",
 	"help", "version")
 
-var numericMode = regexp.MustCompile(`^[0-7]{1,4}$`)
+var numericMode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-7]{1,4}$`) })
 
 // modeWord is a symbolic mode that getopt would take for options
 // (chmod -w file, chmod -x+X dir).
-var modeWord = regexp.MustCompile(`^-[rwxXst]+([,+=-][ugoa]*[rwxXst]*)*$`)
+var modeWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-[rwxXst]+([,+=-][ugoa]*[rwxXst]*)*$`) })
 
 func ruleChmod(c *cmd) {
 	// A mode like -w reads as options: take it out first.
@@ -42,7 +43,7 @@ func ruleChmod(c *cmd) {
 	var mode *Arg
 	for i := 1; i < len(c.args); i++ {
 		a := c.args[i]
-		if mode == nil && a.Static && modeWord.MatchString(a.Value) {
+		if mode == nil && a.Static && modeWord().MatchString(a.Value) {
 			m := a
 			mode = &m
 			continue
@@ -71,7 +72,7 @@ func ruleChmod(c *cmd) {
 }
 
 func worldWritable(mode string) bool {
-	if numericMode.MatchString(mode) {
+	if numericMode().MatchString(mode) {
 		last := mode[len(mode)-1]
 		return last == '2' || last == '3' || last == '6' || last == '7'
 	}
@@ -152,7 +153,7 @@ func ruleChattr(c *cmd) {
 // setuidMode reports a mode that sets the setuid bit: 4755, u+s, +s.
 // (setgid on a directory, 2775 or g+s, is how shared directories work.)
 func setuidMode(mode string) bool {
-	if numericMode.MatchString(mode) {
+	if numericMode().MatchString(mode) {
 		return len(mode) == 4 && (mode[0] == '4' || mode[0] == '5' || mode[0] == '6' || mode[0] == '7')
 	}
 	for _, clause := range strings.Split(mode, ",") {

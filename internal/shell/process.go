@@ -3,6 +3,7 @@ package shell
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Family process and system: killing processes (all of them, warden),
@@ -23,7 +24,9 @@ var _ = family(func() {
 	register("system", ruleHistory, "history", "unset")
 })
 
-var killSignal = regexp.MustCompile(`^-(9|KILL|SIGKILL|s|n|[0-9]+|[A-Z]+[0-9]*|SIG[A-Z]+[0-9]*)$`)
+var killSignal = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^-(9|KILL|SIGKILL|s|n|[0-9]+|[A-Z]+[0-9]*|SIG[A-Z]+[0-9]*)$`)
+})
 
 func ruleKill(c *cmd) {
 	i := 1
@@ -41,7 +44,7 @@ func ruleKill(c *cmd) {
 		case strings.HasPrefix(a, "--signal="):
 			force = isKillSig(a[len("--signal="):])
 			i++
-		case killSignal.MatchString(a):
+		case killSignal().MatchString(a):
 			force = isKillSig(strings.TrimPrefix(a, "-"))
 			i++
 		}
@@ -90,7 +93,7 @@ func ruleKillByName(c *cmd) {
 			force = true
 			continue
 		}
-		if killSignal.MatchString(v) && v != "-s" && v != "-n" && len(v) > 2 && v[1] >= 'A' && v[1] <= 'Z' {
+		if killSignal().MatchString(v) && v != "-s" && v != "-n" && len(v) > 2 && v[1] >= 'A' && v[1] <= 'Z' {
 			continue
 		}
 		rest = append(rest, a)

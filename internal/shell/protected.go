@@ -70,15 +70,15 @@ func (w *walker) cannotMatch(p string) bool {
 		return false
 	}
 	for _, n := range strings.Split(strings.ToLower(p), "/") {
-		if n == ".." || tableNames[n] || strings.ContainsAny(n, "*?[") {
+		if n == ".." || tableNames()[n] || strings.ContainsAny(n, "*?[") {
 			return false
 		}
 	}
 	last := strings.ToLower(path.Base(p))
-	if i := strings.LastIndexByte(last, '.'); i > 0 && protectedExts[last[i:]] {
+	if i := strings.LastIndexByte(last, '.'); i > 0 && fileShapes().exts[last[i:]] {
 		return false
 	}
-	for _, pre := range protectedPrefixes {
+	for _, pre := range fileShapes().prefixes {
 		if strings.HasPrefix(last, pre) {
 			return false
 		}
@@ -87,9 +87,9 @@ func (w *walker) cannotMatch(p string) bool {
 }
 
 // tableNames are the literal names the built-in table's patterns hold.
-var tableNames = func() map[string]bool {
+var tableNames = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{"warden": true}
-	for _, e := range protect.New(protect.Paths{}).Entries() {
+	for _, e := range builtinEntries() {
 		for _, n := range strings.Split(strings.ToLower(e.Pattern), "/") {
 			if n != "" && n != "**" && !strings.ContainsAny(n, "*?[") {
 				m[n] = true
@@ -97,14 +97,14 @@ var tableNames = func() map[string]bool {
 		}
 	}
 	return m
-}()
+})
 
 // pathClass returns the class of accessing the path p, the tier, and a
 // detail for the finding. Besides the table: another process's memory,
 // the sysrq trigger.
 func (w *walker) pathClass(p string, acc access) (string, Tier, string) {
 	abs := w.absPath(p)
-	if procMem.MatchString(abs) {
+	if procMem().MatchString(abs) {
 		return clsProcMem, TierDangerous, abs
 	}
 	if acc&accWrite != 0 && abs == "/proc/sysrq-trigger" {
@@ -292,10 +292,10 @@ func (w *walker) treeMayReach(p string) bool {
 	}
 	low := strings.ToLower(p)
 	names := strings.Split(strings.Trim(low, "/"), "/")
-	if treeDirNames[names[len(names)-1]] {
+	if treeShapes().dirs[names[len(names)-1]] {
 		return true
 	}
-	for _, pat := range anchoredPatterns {
+	for _, pat := range treeShapes().anchored {
 		if below(pat, names) {
 			return true
 		}
@@ -327,13 +327,21 @@ func below(pat, names []string) bool {
 	return len(pat) > len(names)
 }
 
-// treeDirNames are the names of directories that entries matching at any
-// depth go through; anchoredPatterns are the names of the entries
+// treeShapes are the names of directories that entries matching at any
+// depth go through, and the names of the entries
 // anchored at the root.
-var treeDirNames, anchoredPatterns = func() (map[string]bool, [][]string) {
+var treeShapes = sync.OnceValue(func() (sh struct {
+	dirs     map[string]bool
+	anchored [][]string
+}) {
+	sh.dirs, sh.anchored = treeDirs()
+	return sh
+})
+
+func treeDirs() (map[string]bool, [][]string) {
 	dirs := map[string]bool{}
 	var anchored [][]string
-	for _, e := range protect.New(protect.Paths{}).Entries() {
+	for _, e := range builtinEntries() {
 		pat := strings.ToLower(e.Pattern)
 		names := strings.Split(strings.Trim(pat, "/"), "/")
 		if strings.HasPrefix(pat, "/") {
@@ -345,4 +353,4 @@ var treeDirNames, anchoredPatterns = func() (map[string]bool, [][]string) {
 		}
 	}
 	return dirs, anchored
-}()
+}

@@ -223,7 +223,7 @@ func (w *walker) structural() {
 		c := &w.a.Commands[i]
 		if c.Name() == "chmod" && len(c.Argv) > 2 {
 			mode := c.Argv[1].Value
-			if strings.Contains(mode, "+x") || (numericMode.MatchString(mode) && len(mode) >= 3 && strings.ContainsAny(mode[len(mode)-3:len(mode)-2], "1357")) {
+			if strings.Contains(mode, "+x") || (numericMode().MatchString(mode) && len(mode) >= 3 && strings.ContainsAny(mode[len(mode)-3:len(mode)-2], "1357")) {
 				for _, t := range c.Argv[2:] {
 					made[w.absPath(t.Value)] = i
 				}

@@ -23,14 +23,23 @@ const (
 // errCap aborts a walk that went past a cap.
 var errCap = errors.New("analysis limit exceeded")
 
+// pooledParser is a parser with the reader it reads from, recycled
+// together: a reader per parse was one more allocation per analysis.
+type pooledParser struct {
+	p *syntax.Parser
+	r strings.Reader
+}
+
 var parsers = sync.Pool{New: func() any {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+	return &pooledParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash))}
 }}
 
 func parse(src string) (*syntax.File, error) {
-	p := parsers.Get().(*syntax.Parser)
-	defer parsers.Put(p)
-	return p.Parse(strings.NewReader(src), "")
+	pp := parsers.Get().(*pooledParser)
+	defer parsers.Put(pp)
+	pp.r.Reset(src)
+	defer pp.r.Reset("")
+	return pp.p.Parse(&pp.r, "")
 }
 
 // level is one parsed text: the top-level input or a payload inside it.
@@ -142,6 +151,19 @@ type walker struct {
 	// tableCache is the protected-path table built from
 	// Options.ProtectedPaths (see walker.table).
 	tableCache *protect.Table
+	// top is the level of the input itself (lvl points to it at the
+	// start), kept in the walker to save an allocation.
+	top level
+	// res is the block the analysis lives in (see result).
+	res *result
+}
+
+// result is an analysis with room for the commonest outcome, one
+// candidate of a few words, so that it takes one allocation.
+type result struct {
+	a    Analysis
+	cmd  [1]Command
+	args [8]Arg
 }
 
 // walkers recycles walkers across analyses: a 64 KiB input needs a few
@@ -164,7 +186,8 @@ func (o Options) Analyze(src string) (a *Analysis) {
 	if o.MaxCommands <= 0 {
 		o.MaxCommands = defaultMaxCommands
 	}
-	a = &Analysis{Verdict: Safe}
+	r := &result{a: Analysis{Verdict: Safe}}
+	a = &r.a
 	if len(src) > o.MaxBytes {
 		a.Input = src
 		return malformed(a, fmt.Sprintf("input is %d bytes, over the %d-byte limit", len(src), o.MaxBytes))
@@ -181,6 +204,7 @@ func (o Options) Analyze(src string) (a *Analysis) {
 	// recover above has already detached from a.
 	w := walkers.Get().(*walker)
 	w.start(o, a)
+	w.res, w.argBuf = r, r.args[:0:len(r.args)]
 	w.run()
 	w.finish()
 	return a
@@ -189,7 +213,8 @@ func (o Options) Analyze(src string) (a *Analysis) {
 // start prepares a pooled walker for analysing a.Input.
 func (w *walker) start(o Options, a *Analysis) {
 	w.opts, w.a = o, a
-	w.lvl = &level{exact: true}
+	w.top = level{exact: true}
+	w.lvl = &w.top
 	if strings.HasPrefix(o.Cwd, "/") {
 		w.dir = dirState{path: o.Cwd, known: true}
 	}
@@ -214,6 +239,10 @@ func (w *walker) run() {
 		return
 	}
 	w.lvl.src, w.lvl.cr = text, cr
+	if w.fast(text) {
+		w.verdict()
+		return
+	}
 	f, err := parse(text)
 	if err != nil {
 		w.windowsFallback()
@@ -235,6 +264,12 @@ func (w *walker) run() {
 		w.dir = dirState{path: w.opts.Cwd, known: strings.HasPrefix(w.opts.Cwd, "/")}
 		w.stmts(cf.Stmts, []string{asDisplayed}, stdin{})
 	}
+	w.verdict()
+}
+
+// verdict runs the checks across candidates and sets the verdict.
+func (w *walker) verdict() {
+	a := w.a
 	if w.err != nil {
 		malformed(a, w.err.Error())
 		return
@@ -257,7 +292,10 @@ func (w *walker) finish() {
 	cs, fs := a.Commands, a.Findings // the scratch lists, maybe regrown
 	a.Commands, a.Findings = nil, nil
 	if w.err == nil {
-		if len(cs) > 0 || w.listed {
+		if len(cs) == 1 && w.res != nil {
+			a.Commands = w.res.cmd[:1:1]
+			copy(a.Commands, cs)
+		} else if len(cs) > 0 || w.listed {
 			a.Commands = make([]Command, len(cs))
 			copy(a.Commands, cs)
 		}
@@ -346,7 +384,7 @@ func (w *walker) findTier(cmd int, class string, tier Tier, sp Span, detail stri
 			return
 		}
 	}
-	c, ok := catalog[class]
+	c, ok := fullCatalog()[class]
 	if !ok {
 		panic("shell: finding of unknown class " + class)
 	}

@@ -3,6 +3,7 @@ package shell
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Family windows: PowerShell and cmd forms, read leniently (bash cannot
@@ -49,11 +50,13 @@ func ruleWinDelete(c *cmd) {
 	}
 }
 
-var winDownload = regexp.MustCompile(`(?i)\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloadfile|net\.webclient|curl|wget|start-bitstransfer)\b`)
+var winDownload = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloadfile|net\.webclient|curl|wget|start-bitstransfer)\b`)
+})
 
 func ruleWinRemote(c *cmd) {
 	text := strings.Join(words(c.args[1:]), " ")
-	if winDownload.MatchString(text) {
+	if winDownload().MatchString(text) {
 		c.find(clsWinRemote, c.span)
 		return
 	}
@@ -64,11 +67,11 @@ func ruleWinRemote(c *cmd) {
 	}
 }
 
-var driveLetter = regexp.MustCompile(`^[a-zA-Z]:\\?$`)
+var driveLetter = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z]:\\?$`) })
 
 func ruleWinFormat(c *cmd) {
 	for _, a := range c.args[1:] {
-		if driveLetter.MatchString(a.Value) {
+		if driveLetter().MatchString(a.Value) {
 			c.find(clsWinDisk, c.span)
 			return
 		}
