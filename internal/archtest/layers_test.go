@@ -20,8 +20,9 @@ var layers = [][]string{
 		"owner", "policy", "protect", "redact", "service", "socket"},
 	// 1: readers of text and configuration.
 	{"config", "connlimit", "hookconf", "llm/openai", "shell"},
-	// 2: grants are patterns over analysed actions.
-	{"grant"},
+	// 2: grants are patterns over analysed actions; reads (Read, Grep,
+	// Glob) judged by the protected-path table alone.
+	{"grant", "reads"},
 	// 3: the store: rows, not model or analysis types.
 	{"store"},
 	// 4: things kept in the store, and the pure decision.
@@ -29,7 +30,9 @@ var layers = [][]string{
 	// 5: asking and explaining: the broker, the audit record, the
 	// explanation of a decision, the guardian model, the tools and MCP
 	// clients that run inside the sandbox.
-	{"audit", "broker", "explain", "guardian", "mcpclient", "tools"},
+	// hookrun is the small hook binary's whole path (socket client,
+	// protocols, read judgement).
+	{"audit", "broker", "explain", "guardian", "hookrun", "mcpclient", "tools"},
 	// 6: the one path decide → audit → ask → audit → run, session shells,
 	// and the surface interface and terminal rendering.
 	{"runner", "shellstate", "surface", "surface/terminal"},
