@@ -45,10 +45,10 @@ var ErrNoOwner = errors.New("agent: no owner in context")
 // Executor authorises and runs actions as the owner in ctx; the host's
 // *runner.Runner is one.
 type Executor interface {
-	Authorize(ctx context.Context, act action.Action, onPending func(store.Request)) (runner.Outcome, error)
-	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error)
-	Code(ctx context.Context, language, source, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error)
-	WriteFile(ctx context.Context, files tools.Files, path string, data []byte, onPending func(store.Request)) (runner.Outcome, error)
+	Authorize(ctx context.Context, act action.Action) (runner.Outcome, error)
+	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
+	Code(ctx context.Context, language, source, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
+	WriteFile(ctx context.Context, files tools.Files, path string, data []byte) (runner.Outcome, error)
 }
 
 // MCPTool is a tool of an MCP server.
@@ -193,7 +193,7 @@ func (a *Agent) Run(ctx context.Context, r Run, input string) (Result, error) {
 	}
 	msgs := []llm.Message{{Role: llm.System, Content: a.o.System}}
 	if r.Conversation != "" && a.o.Conversations != nil {
-		past, err := a.o.Conversations.Messages(ctx, r.Conversation, DefaultHistory)
+		past, err := a.load(ctx, r.Conversation)
 		if err != nil {
 			return res, fmt.Errorf("agent: load conversation: %w", err)
 		}
@@ -259,10 +259,29 @@ func (a *Agent) save(ctx context.Context, r Run, m llm.Message) error {
 	if r.Conversation == "" || a.o.Conversations == nil {
 		return nil
 	}
-	if err := a.o.Conversations.AppendMessages(context.WithoutCancel(ctx), r.Conversation, m); err != nil {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("agent: save conversation: %w", err)
+	}
+	if err := a.o.Conversations.AppendMessages(context.WithoutCancel(ctx), r.Conversation, b); err != nil {
 		return fmt.Errorf("agent: save conversation: %w", err)
 	}
 	return nil
+}
+
+// load reads the last DefaultHistory messages of conversation.
+func (a *Agent) load(ctx context.Context, conversation string) ([]llm.Message, error) {
+	rows, err := a.o.Conversations.Messages(ctx, conversation, DefaultHistory)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]llm.Message, len(rows))
+	for i, row := range rows {
+		if err := json.Unmarshal(row, &out[i]); err != nil {
+			return nil, fmt.Errorf("message %d: %w", i+1, err)
+		}
+	}
+	return out, nil
 }
 
 // trimHistory drops leading messages until a user message, so a window

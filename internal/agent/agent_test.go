@@ -12,14 +12,11 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/wardenhq/warden/internal/config"
-	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/llm/llmtest"
 	"github.com/wardenhq/warden/internal/llm/openai"
 	"github.com/wardenhq/warden/internal/owner"
-	"github.com/wardenhq/warden/internal/runner"
-	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -40,25 +37,7 @@ type fixture struct {
 func newFixture(t testing.TB, policy string, h llmtest.Handler) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	cfg, _, err := config.Parse([]byte(policy), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := gate.Compile(cfg, gate.Paths{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Policy: pol, Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := runner.New(runner.Options{Gate: g, Audit: db,
-		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t)}})
+	rf := runnertest.New(t, runnertest.Options{Policy: policy, Dir: dir})
 	srv := llmtest.New(t, h)
 	model, err := openai.New(openai.Options{BaseURL: srv.URL(), Model: "test-model", MaxRetries: 0, Timeout: 30 * time.Second})
 	if err != nil {
@@ -69,21 +48,15 @@ func newFixture(t testing.TB, policy string, h llmtest.Handler) *fixture {
 	if err := files.WriteFile("work/.keep", nil); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{db: db, srv: srv, dir: work, ag: New(Options{Model: model, Exec: run, Conversations: db, MaxTurns: 5})}
+	return &fixture{db: rf.DB, srv: srv, dir: work, ag: New(Options{Model: model, Exec: rf.Runner, Conversations: rf.DB, MaxTurns: 5})}
 }
 
 func as(t testing.TB, o owner.Owner, err error) context.Context {
 	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return owner.With(context.Background(), o)
+	return runnertest.As(t, o, err)
 }
 
-func cronCtx(t testing.TB, job, run string) context.Context {
-	o, err := owner.Cron(job, run)
-	return as(t, o, err)
-}
+func cronCtx(t testing.TB, job, run string) context.Context { return runnertest.Cron(t, job, run) }
 
 // toolMessages are the tool results the model was sent, in order.
 func toolMessages(reqs []llmtest.Request) []string {

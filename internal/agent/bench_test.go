@@ -12,7 +12,6 @@ import (
 	"github.com/wardenhq/warden/internal/llm/llmtest"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
-	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/tools"
 )
 
@@ -26,9 +25,9 @@ type timedExec struct {
 	d    []time.Duration
 }
 
-func (e *timedExec) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error) {
+func (e *timedExec) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error) {
 	t0 := time.Now()
-	out, err := e.Authorize(ctx, action.NewShell(command).In(dir), onPending)
+	out, err := e.Authorize(ctx, action.NewShell(command).In(dir))
 	e.mu.Lock()
 	e.d = append(e.d, time.Since(t0))
 	e.mu.Unlock()

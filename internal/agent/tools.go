@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
@@ -94,12 +95,14 @@ func (a *Agent) call(ctx context.Context, ts toolset, r Run, call llm.ToolCall) 
 	if err != nil {
 		return a.result(r, call, "error: "+err.Error()+"; call the tool again with a JSON object")
 	}
-	onPending := func(req store.Request) {
+	// The run hears of each question its call asks; the MCP call itself
+	// (below) keeps the plain owner.
+	asking := broker.WithNotify(ctx, func(req store.Request) {
 		if req.Notice != "" {
 			r.Emit(Event{Kind: Notice, Text: req.Notice})
 		}
 		r.Emit(Event{Kind: Pending, Tool: call.Name, Request: req.ID, Text: "waiting for approval"})
-	}
+	})
 	text := func(k string) string { s, _ := in[k].(string); return s }
 	var (
 		out runner.Outcome
@@ -111,13 +114,13 @@ func (a *Agent) call(ctx context.Context, ts toolset, r Run, call llm.ToolCall) 
 			return a.result(r, call, "error: command is empty")
 		}
 		var code int
-		out, code, err = a.o.Exec.Shell(ctx, text("command"), r.Dir, &buf, &buf, onPending)
+		out, code, err = a.o.Exec.Shell(asking, text("command"), r.Dir, &buf, &buf)
 		if err == nil && out.Allowed {
 			return a.result(r, call, ran(buf.String(), code))
 		}
 	case name == ToolExecuteCode:
 		var code int
-		out, code, err = a.o.Exec.Code(ctx, text("language"), text("source"), r.Dir, &buf, &buf, onPending)
+		out, code, err = a.o.Exec.Code(asking, text("language"), text("source"), r.Dir, &buf, &buf)
 		if err == nil && out.Allowed {
 			return a.result(r, call, ran(buf.String(), code))
 		}
@@ -130,7 +133,7 @@ func (a *Agent) call(ctx context.Context, ts toolset, r Run, call llm.ToolCall) 
 		}
 		return a.result(r, call, clip(string(b)))
 	case name == ToolWriteFile:
-		out, err = a.o.Exec.WriteFile(ctx, tools.Files{Root: r.Dir}, text("path"), []byte(text("content")), onPending)
+		out, err = a.o.Exec.WriteFile(asking, tools.Files{Root: r.Dir}, text("path"), []byte(text("content")))
 		if err == nil && out.Allowed {
 			return a.result(r, call, fmt.Sprintf("wrote %d bytes to %s", len(text("content")), filepath.Clean(text("path"))))
 		}
@@ -142,7 +145,7 @@ func (a *Agent) call(ctx context.Context, ts toolset, r Run, call llm.ToolCall) 
 			return a.result(r, call, "error: there is no tool named "+name)
 		}
 		raw, _ := json.Marshal(in)
-		out, err = a.o.Exec.Authorize(ctx, action.NewMCP(t.Server, t.Name, raw, false).In(r.Dir), onPending)
+		out, err = a.o.Exec.Authorize(asking, action.NewMCP(t.Server, t.Name, raw, false).In(r.Dir))
 		if err == nil && out.Allowed {
 			o, _ := owner.From(ctx)
 			res, cerr := a.o.MCP.Call(ctx, o, t.Server, t.Name, in)

@@ -1,5 +1,6 @@
 // Package archtest holds tests about the shape of the code base: which
-// packages may touch the process environment and which may not.
+// packages may touch the process environment and which may not, and
+// which package may import which (layers_test.go).
 package archtest
 
 // module is the module path of the code base.

@@ -145,6 +145,10 @@ func (s *Service) Apply(ctx context.Context, id string, v Verb, author, reason s
 	return t, nil
 }
 
+// NewID returns the board's next id: tasks and runs take theirs from the
+// service's one generator, so ids stay ordered across the host.
+func (s *Service) NewID() string { return s.ids.New() }
+
 // Promote moves every todo task whose parents are done to ready.
 func (s *Service) Promote(ctx context.Context) ([]string, error) {
 	return s.st.Promote(ctx, s.now())

@@ -12,21 +12,14 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/wardenhq/warden/internal/board"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func openStore(t testing.TB) *sqlite.DB {
-	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
+func openStore(t testing.TB) *sqlite.DB { return runnertest.Store(t) }
 
 func TestService(t *testing.T) {
 	ctx := t.Context()

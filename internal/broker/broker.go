@@ -133,10 +133,6 @@ type Question struct {
 	Analysis json.RawMessage
 	// Timeout overrides the broker's default.
 	Timeout time.Duration
-	// Notify, if set, is called with the pending request once it exists
-	// (or with the identical one this question joined), so an asker can
-	// say where to answer.
-	Notify func(store.Request)
 	// Notice is what the human must be told with the question (the
 	// gate's Decision.Notice).
 	Notice string
@@ -153,11 +149,56 @@ type Question struct {
 
 // Prompter is an answer channel that asks its human itself, such as
 // warden chat's terminal: Ask hands it each question of its owner once
-// the question is pending (after Notify), and waits while it asks. Other
-// surfaces (the console) watch the broker instead.
+// the question is pending (or the identical pending one it joined), and
+// waits while it asks. Other surfaces (the console) watch the broker
+// instead. It is the one way an asker hears of its question: see
+// Notifying.
 type Prompter interface {
 	owner.AnswerChannel
 	Prompt(ctx context.Context, r store.Request)
+}
+
+// Notifying returns o with its answer channel wrapped in a Prompter that
+// calls notify with each of o's questions once it is pending, before the
+// channel's own Prompt if it has one — so an asker (an agent run, a
+// console command, an exec stream) can say where to answer. An owner
+// without a channel is returned as it is: nobody can be asked for it,
+// and attaching a channel would make it attended.
+func Notifying(o owner.Owner, notify func(store.Request)) owner.Owner {
+	ch, ok := o.Channel()
+	if !ok || notify == nil {
+		return o
+	}
+	n, err := o.WithChannel(notifier{AnswerChannel: ch, notify: notify})
+	if err != nil {
+		return o // cannot happen: o already holds a channel
+	}
+	return n
+}
+
+// WithNotify is ctx with its owner made Notifying; ctx as it is when it
+// carries no owner.
+func WithNotify(ctx context.Context, notify func(store.Request)) context.Context {
+	o, ok := owner.From(ctx)
+	if !ok {
+		return ctx
+	}
+	return owner.With(ctx, Notifying(o, notify))
+}
+
+// notifier is a channel that tells its asker of each question, then lets
+// the channel it wraps prompt.
+type notifier struct {
+	owner.AnswerChannel
+	notify func(store.Request)
+}
+
+// Prompt implements Prompter.
+func (n notifier) Prompt(ctx context.Context, r store.Request) {
+	n.notify(r)
+	if p, ok := n.AnswerChannel.(Prompter); ok {
+		p.Prompt(ctx, r)
+	}
 }
 
 func channelOf(o owner.Owner) owner.AnswerChannel {
@@ -209,16 +250,10 @@ func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
 				return store.Request{}, err
 			}
 		}
-		prompter, _ := channelOf(q.Owner).(Prompter)
-		if q.Notify != nil || prompter != nil {
+		if prompter, ok := channelOf(q.Owner).(Prompter); ok {
 			select {
 			case <-w.created:
-				if q.Notify != nil {
-					q.Notify(w.req)
-				}
-				if prompter != nil {
-					prompter.Prompt(ctx, w.req)
-				}
+				prompter.Prompt(ctx, w.req)
 			case <-ctx.Done():
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/owner/ownertest"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -26,23 +27,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type surface string
-
-func (s surface) Surface() string { return string(s) }
-
-func web(key string) owner.Owner {
-	o, err := owner.Gateway("web", key, "")
-	if err == nil {
-		o, err = o.WithSession(key)
-	}
-	if err == nil {
-		o, err = o.WithChannel(surface("web"))
-	}
-	if err != nil {
-		panic(err)
-	}
-	return o
-}
+func web(key string) owner.Owner { return ownertest.Web(key) }
 
 func openDB(t testing.TB) *sqlite.DB {
 	t.Helper()
@@ -131,8 +116,8 @@ func TestInvariant10_ARequestEndsExactlyOnce(t *testing.T) {
 		key := fmt.Sprint("s", i)
 		var id atomic.Value
 		idReady := make(chan struct{})
-		q := Question{Owner: web(key), Action: rm, Timeout: time.Duration(i%3) * time.Millisecond / 2,
-			Notify: func(r store.Request) { id.Store(r.ID); close(idReady) }}
+		q := Question{Owner: Notifying(web(key), func(r store.Request) { id.Store(r.ID); close(idReady) }), Action: rm,
+			Timeout: time.Duration(i%3) * time.Millisecond / 2}
 		done := askAsync(ctx, b, q)
 		<-idReady
 		var resolved store.Request
@@ -376,10 +361,10 @@ func BenchmarkAskAnswerWake(b *testing.B) {
 	br := newBroker(b, db, time.Minute)
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
-		q := Question{Owner: web("bench"), Action: action.NewShell(fmt.Sprint("rm -rf build", i))}
-		q.Notify = func(r store.Request) {
+		o := Notifying(web("bench"), func(r store.Request) {
 			go br.Resolve(ctx, r.ID, Answer{Approve: true, By: "bench"})
-		}
+		})
+		q := Question{Owner: o, Action: action.NewShell(fmt.Sprint("rm -rf build", i))}
 		if r, err := br.Ask(ctx, q); err != nil || r.State != store.Answered {
 			b.Fatal(err, r.State)
 		}
@@ -419,7 +404,7 @@ func BenchmarkPendingMemory(b *testing.B) {
 		done := make(chan struct{}, sessions)
 		for i := range sessions {
 			ready.Add(1)
-			q := Question{Owner: web(fmt.Sprint("m", i)), Action: rm, Analysis: rmAnalysis, Notify: func(store.Request) { ready.Done() }}
+			q := Question{Owner: Notifying(web(fmt.Sprint("m", i)), func(store.Request) { ready.Done() }), Action: rm, Analysis: rmAnalysis}
 			go func() { br.Ask(ctx, q); done <- struct{}{} }()
 		}
 		ready.Wait()
@@ -443,7 +428,7 @@ func BenchmarkAnswerToWake(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		created := make(chan string, 1)
-		q := Question{Owner: web("bench"), Action: action.NewShell(fmt.Sprint("rm -rf x", i)), Notify: func(r store.Request) { created <- r.ID }}
+		q := Question{Owner: Notifying(web("bench"), func(r store.Request) { created <- r.ID }), Action: action.NewShell(fmt.Sprint("rm -rf x", i))}
 		done := askAsync(ctx, br, q)
 		id := <-created
 		b.StartTimer()

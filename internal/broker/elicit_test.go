@@ -177,3 +177,48 @@ func TestPrompterAsksItsOwnQuestions(t *testing.T) {
 		}
 	}
 }
+
+// TestNotifyingKeepsTheChannel: an asker hears of its question before the
+// owner's own Prompter asks, and the Prompter still answers; an owner
+// with no channel gets none from Notifying — it stays unattended, so
+// nothing is asked at all (invariant 9).
+func TestNotifyingKeepsTheChannel(t *testing.T) {
+	b := newBroker(t, openDB(t), time.Minute)
+	p := &prompter{b: b, asked: make(chan string, 1)}
+	o, err := owner.CLI().WithSession("chat-2")
+	if err == nil {
+		o, err = o.WithChannel(p)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heard []string
+	n := Notifying(o, func(r store.Request) {
+		if len(p.asked) != 0 {
+			t.Error("the channel prompted before the asker heard")
+		}
+		heard = append(heard, r.ID)
+	})
+	if ch, _ := n.Channel(); ch.Surface() != "terminal" || !n.Equal(o) {
+		t.Fatalf("notifying owner %s on %s, want %s on terminal", n, ch.Surface(), o)
+	}
+	r, err := b.Ask(t.Context(), Question{Owner: n, Action: rm, Rule: "ask", Analysis: rmAnalysis})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != store.Answered || len(heard) != 1 || heard[0] != r.ID || <-p.asked != r.ID {
+		t.Fatalf("ended %+v, heard %v", r, heard)
+	}
+
+	bare, err := owner.CLI().WithSession("chat-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = Notifying(bare, func(store.Request) { t.Error("heard a question of an owner nobody can answer for") })
+	if n.Attended() {
+		t.Fatal("Notifying attached a channel to an owner without one")
+	}
+	if _, err := b.Ask(t.Context(), Question{Owner: n, Action: rm, Rule: "ask"}); !errors.Is(err, ErrNoChannel) {
+		t.Fatalf("ask without a channel: %v, want ErrNoChannel", err)
+	}
+}

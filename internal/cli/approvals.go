@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
+	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
 // approvalsOptions are the flags of warden approvals and its verbs.
@@ -29,11 +30,15 @@ type approvalsOptions struct {
 func newApprovalsCmd() *cobra.Command {
 	cmd := parentCmd("approvals", "List and answer pending approval requests on the running host",
 		"missing subcommand (warden approvals list | approve ID | deny ID)")
-	cmd.AddCommand(newApprovalsListCmd(), newApprovalsApproveCmd(), newApprovalsDenyCmd())
+	cmd.AddCommand(newListCmd(approvalsList), newApprovalsApproveCmd(), newApprovalsDenyCmd())
 	return cmd
 }
 
-const approvalsListLong = `List the requests waiting for a human on the running host, oldest first,
+// approvalsList is "warden approvals list".
+var approvalsList = listSpec[localapi.Approval]{
+	use:   "list",
+	short: "List pending approval requests",
+	long: `List the requests waiting for a human on the running host, oldest first,
 across every session: id, session, owner, classes, time left and the
 command.
 
@@ -42,54 +47,28 @@ command.
 "created_at", "deadline", "prefix", "notice", "elicit": {"server",
 "message", "schema", "url"}} (see docs/host.md). An "elicit" entry is an MCP
 server's question to the session's human: answer it with approve
---content '{"field": value}' (accept) or deny (decline).
-
-` + hostExitHelp
-
-func newApprovalsListCmd() *cobra.Command {
-	var opts approvalsOptions
-	cmd := &cobra.Command{
-		Use:                   "list [--json] [--state DIR]",
-		Short:                 "List pending approval requests",
-		Long:                  approvalsListLong,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runApprovalsList(cmd.Context(), opts, cmd.OutOrStdout())
+--content '{"field": value}' (accept) or deny (decline).`,
+	fetch: (*localapi.Client).Approvals,
+	list: termui.List[localapi.Approval]{
+		Empty: "no pending approvals",
+		Columns: []termui.Column[localapi.Approval]{
+			{Name: "ID", Cell: func(a localapi.Approval) string { return a.ID }},
+			{Name: "SESSION", Cell: func(a localapi.Approval) string { return a.Session }},
+			{Name: "OWNER", Cell: func(a localapi.Approval) string { return a.OwnerText }},
+			{Name: "CLASSES", Cell: func(a localapi.Approval) string { return orDash(strings.Join(a.Classes, ",")) }},
+			{Name: "LEFT", Cell: func(a localapi.Approval) string { return until(time.Now(), a.Deadline) }},
+			{Name: "WHAT", Cell: func(a localapi.Approval) string {
+				what := a.Action.Payload()
+				if a.Elicit != nil {
+					what = "MCP " + a.Elicit.Server + " asks: " + a.Elicit.Message
+				}
+				return clip(sanitize(what), 60)
+			}},
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
-	return cmd
-}
-
-func runApprovalsList(ctx context.Context, opts approvalsOptions, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	list, err := c.Approvals(ctx)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, list, true)
-	}
-	if len(list) == 0 {
-		_, err := fmt.Fprintln(stdout, "no pending approvals")
-		return err
-	}
-	now := time.Now()
-	rows := make([][]string, 0, len(list))
-	for _, a := range list {
-		what := a.Action.Payload()
-		if a.Elicit != nil {
-			what = "MCP " + a.Elicit.Server + " asks: " + a.Elicit.Message
-		}
-		rows = append(rows, []string{a.ID, a.Session, a.OwnerText, orDash(strings.Join(a.Classes, ",")), until(now, a.Deadline), clip(sanitize(what), 60)})
-	}
-	return table(stdout, []string{"ID", "SESSION", "OWNER", "CLASSES", "LEFT", "WHAT"}, rows)
+		Filters: []termui.Filter[localapi.Approval]{
+			{Flag: "session", Usage: "only the requests of this session", Value: func(a localapi.Approval) string { return a.Session }},
+		},
+	},
 }
 
 const approvalsApproveLong = `Approve a pending request. The waiting action runs as soon as the answer is

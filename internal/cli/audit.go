@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
+	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
 // auditOptions are the flags of warden audit.
@@ -126,7 +127,7 @@ func runAudit(ctx context.Context, opts auditOptions, now time.Time, stdout io.W
 	for _, d := range ds {
 		rows = append(rows, []string{strconv.FormatInt(d.Seq, 10), d.Time.Local().Format(time.DateTime), d.Verdict, d.Rule, orDash(d.Session), clip(d.Payload, 50), answer(d)})
 	}
-	return table(stdout, []string{"SEQ", "TIME", "VERDICT", "RULE", "SESSION", "ACTION", "ANSWER"}, rows)
+	return termui.Table(stdout, []string{"SEQ", "TIME", "VERDICT", "RULE", "SESSION", "ACTION", "ANSWER"}, rows)
 }
 
 // answer is a record's human part: who answered, where, and why.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -19,9 +20,9 @@ func writeCatalogue(w io.Writer, asJSON bool) error {
 	})
 
 	if asJSON {
-		out := catalogueJSON{Classes: make([]classJSON, 0, len(classes))}
+		out := catalogueJSON{Classes: make([]explain.ClassReport, 0, len(classes))}
 		for _, c := range classes {
-			out.Classes = append(out.Classes, classJSON{Key: c.Key, Tier: string(c.Tier), Description: c.Description})
+			out.Classes = append(out.Classes, explain.ClassReport{Key: c.Key, Tier: string(c.Tier), Description: c.Description})
 		}
 		return writeJSON(w, out, true)
 	}

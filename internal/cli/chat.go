@@ -331,7 +331,7 @@ func (c *chat) shell(ctx context.Context, command string) error {
 		return nil
 	}
 	// A question is asked at the terminal by its answer channel.
-	out, code, err := c.local.Runner.Shell(ctx, command, c.env.dir, c.env.stdout, c.env.stderr, nil)
+	out, code, err := c.local.Runner.Shell(ctx, command, c.env.dir, c.env.stdout, c.env.stderr)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}

@@ -11,13 +11,11 @@ import (
 	"github.com/spf13/cobra"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/shell"
+	render "github.com/wardenhq/warden/internal/surface/terminal"
 )
-
-// verdictDenied is the verdict when a user deny rule matches. It is not a
-// shell verdict: the analysis knows nothing about user rules.
-const verdictDenied = "denied"
 
 // checkOptions are the flags of warden check.
 type checkOptions struct {
@@ -214,17 +212,12 @@ func runCheck(ctx context.Context, opts checkOptions, args []string, stdin io.Re
 	if opts.as != "" {
 		return checkAs(ctx, opts, rules, as, line, stdout)
 	}
-	res := evaluateAnalysis(line, opts.analyser().Analyze(line), rules.deny)
-	res.explain = opts.explain
-	if opts.json {
-		err = writeCheckJSON(stdout, res)
-	} else {
-		err = writeCheckHuman(stdout, res, useColor(opts.color, stdout))
+	e := explain.Of(line, opts.analyser().Analyze(line), rules.deny)
+	e.Reading = opts.explain
+	if err := writeExplanation(stdout, e, opts); err != nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if code := verdictExit(res.verdict); code != ExitSafe {
+	if code := verdictExit(e.Verdict); code != ExitSafe {
 		return exitStatus(code)
 	}
 	return nil
@@ -249,74 +242,26 @@ func joinCommand(args []string) (string, error) {
 	return strings.Join(words, " "), nil
 }
 
-// denyMatcher is what check needs from compiled user deny rules.
-type denyMatcher interface {
-	Match(projections []string) (glob string, ok bool)
-}
-
-// checkResult is one analysed command line with the user's rules applied,
-// and with --as the gate's decision for that owner.
-type checkResult struct {
-	cmd      string
-	analysis *shell.Analysis
-	verdict  string
-	// denyRule is the deny glob that matched, or "" when none did. It is
-	// reported even when a hardline or malformed verdict takes precedence.
-	denyRule string
-	// as is set with --as: the owner decided for and the decision.
-	as *asResult
-	// explain asks the report to show how the line was read.
-	explain bool
-}
-
-// evaluate analyses line and applies deny (which may be nil).
-func evaluate(line string, deny denyMatcher) checkResult {
-	return evaluateAnalysis(line, shell.Analyze(line), deny)
-}
-
 // analyser is the analysis options of a check run (no --as): the
 // directory given, and option parses with --explain.
 func (o checkOptions) analyser() shell.Options {
 	return shell.Options{Cwd: o.cwd, Explain: o.explain}
 }
 
-// evaluateAnalysis applies deny (which may be nil) to a, the analysis of
-// line.
-//
-// A deny match makes the verdict "denied" unless the analysis is malformed
-// or hardline: those are already blocked and their verdict says more about
-// why, and a user rule must never turn a hardline into something weaker.
-func evaluateAnalysis(line string, a *shell.Analysis, deny denyMatcher) checkResult {
-	res := checkResult{cmd: line, analysis: a, verdict: string(a.Verdict)}
-	if deny != nil {
-		if glob, ok := deny.Match(a.Projections()); ok {
-			res.denyRule = glob
-			if a.Verdict != shell.Malformed && a.Verdict != shell.Hardline {
-				res.verdict = verdictDenied
-			}
-		}
+// writeExplanation prints e as the flags ask: --json or for a person.
+func writeExplanation(w io.Writer, e explain.Explanation, opts checkOptions) error {
+	var err error
+	if opts.json {
+		err = writeJSON(w, explain.JSON(e), true)
+	} else {
+		err = render.WriteExplanation(w, e, render.UseColor(opts.color, w))
 	}
-	return res
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
 }
 
-// classesOf returns the key, tier and description of every distinct class
-// in a, in first-seen order.
-func classesOf(a *shell.Analysis) []shell.Class {
-	keys := a.Classes()
-	out := make([]shell.Class, 0, len(keys))
-	for _, k := range keys {
-		c, ok := shell.Lookup(k)
-		if !ok {
-			// A finding carries its own tier and description; use them
-			// rather than drop a class the catalogue does not list.
-			for _, f := range a.Findings {
-				if f.Class == k {
-					c = shell.Class{Key: k, Tier: f.Tier, Description: f.Description}
-					break
-				}
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
+// sanitize escapes what in s could act on a terminal (render.Sanitize):
+// every text warden prints that it did not write itself goes through it.
+func sanitize(s string) string { return render.Sanitize(s) }

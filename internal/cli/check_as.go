@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/wardenhq/warden/internal/action"
-	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/owner"
 )
 
@@ -29,12 +28,6 @@ type checkChannel struct{}
 
 // Surface implements owner.AnswerChannel.
 func (checkChannel) Surface() string { return checkSurface }
-
-// asResult is the gate's decision for one owner.
-type asResult struct {
-	owner    owner.Owner
-	decision gate.Decision
-}
 
 // parseAs reads an owner notation and attaches the simulated answer
 // channel when the owner's kind can have a human behind it (cli,
@@ -63,67 +56,41 @@ func asUsageError(err error) error {
 	return usageError{fmt.Errorf("--as: %w\nOWNER is one of: %s", err, ownerForms)}
 }
 
-// decideAs runs the gate's decision table for line as o, and applies the
-// deny rules to the analysis as check does without --as. The analysis is
-// the gate's own, so the report shows what was decided on.
-//
-// A gate failure is returned beside a result that holds the deny it
-// became (rule "error"), so the caller can show both.
-func decideAs(ctx context.Context, rules *checkRules, o owner.Owner, line string) (checkResult, error) {
-	if rules == nil || rules.gate == nil {
-		return checkResult{}, errors.New("decide: no policy loaded")
+// decideAs runs the gate's decision table for line as o (whose answer
+// channel, if any, is the simulated one of parseAs), with the deny rules
+// applied as check does without --as: see explain.Decide.
+func decideAs(ctx context.Context, rules *checkRules, o owner.Owner, line string) (explain.Explanation, error) {
+	if rules == nil {
+		return explain.Explanation{}, errors.New("decide: no policy loaded")
 	}
-	d, err := rules.gate.Decide(owner.With(ctx, o), action.NewShell(line))
-	a := d.Analysis
-	if a == nil { // the gate failed before it analysed the command
-		a = rules.gate.Analyse(line)
+	e, err := explain.Decide(ctx, rules.gate, rules.deny, o, line)
+	if e.Decision != nil {
+		e.Decision.Simulated = true
 	}
-	res := evaluateAnalysis(line, a, rules.deny)
-	res.as = &asResult{owner: o, decision: d}
-	if err != nil {
-		return res, fmt.Errorf("decide: %w", err)
-	}
-	return res, nil
+	return e, err
 }
 
 // checkAs is warden check --as: the report, then the exit status of the
 // decision (0 allow, 1 ask, 2 deny).
 func checkAs(ctx context.Context, opts checkOptions, rules *checkRules, o owner.Owner, line string, stdout io.Writer) error {
-	res, derr := decideAs(ctx, rules, o, line)
-	if res.as == nil {
+	e, derr := decideAs(ctx, rules, o, line)
+	if e.Decision == nil {
 		return derr
 	}
 	if opts.explain {
 		// The gate's analysis decided; this one, with the same reading,
 		// also records each program's option parse.
-		res.analysis = opts.analyser().Analyze(line)
-		res.explain = true
+		e.Analysis = opts.analyser().Analyze(line)
+		e.Reading = true
 	}
-	var err error
-	if opts.json {
-		err = writeCheckJSON(stdout, res)
-	} else {
-		err = writeCheckHuman(stdout, res, useColor(opts.color, stdout))
-	}
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
+	if err := writeExplanation(stdout, e, opts); err != nil {
+		return err
 	}
 	if derr != nil {
 		return derr // a deny (exit 2); the reason goes to stderr
 	}
-	if code := decisionExit(res.as.decision.Verdict); code != ExitSafe {
+	if code := decisionExit(e.Decision.Verdict); code != ExitSafe {
 		return exitStatus(code)
 	}
 	return nil
-}
-
-// attendance says in words whether a human can be asked for o.
-func attendance(o owner.Owner) string {
-	switch {
-	case o.Attended():
-		return fmt.Sprintf("attended: simulated answer channel on surface %q", checkSurface)
-	case o.CanAnswer():
-		return "unattended: an owner along its lineage runs without a human"
-	}
-	return "unattended: no answer channel"
 }

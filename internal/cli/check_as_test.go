@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/shell"
+	render "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
 // TestParseAsChannel checks which owners --as makes attended: the kinds
@@ -104,7 +106,7 @@ func TestWriteDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &shell.Analysis{Input: "x", Verdict: shell.Safe}
-	res := checkResult{cmd: "x", analysis: a, verdict: "safe", as: &asResult{owner: o, decision: gate.Decision{
+	res := explain.Explanation{Cmd: "x", Analysis: a, Verdict: "safe", Decision: &explain.Decision{Owner: o, Decision: gate.Decision{
 		Verdict: gate.Deny,
 		Rule:    gate.RuleDenyRule,
 		Steps: []gate.Step{
@@ -115,7 +117,7 @@ func TestWriteDecision(t *testing.T) {
 		AgentMessage: "blocked\u202e",
 	}}}
 	var b strings.Builder
-	if err := writeCheckHuman(&b, res, false); err != nil {
+	if err := render.WriteExplanation(&b, res, false); err != nil {
 		t.Fatal(err)
 	}
 	want := `command: x
@@ -154,7 +156,7 @@ func TestAsReportShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := writeCheckJSON(&b, res); err != nil {
+	if err := writeJSON(&b, explain.JSON(res), true); err != nil {
 		t.Fatal(err)
 	}
 	dec := json.NewDecoder(&b)
@@ -177,7 +179,7 @@ func TestAsReportShape(t *testing.T) {
 	if got := strings.Join(keys, " "); got != want {
 		t.Errorf("keys:\n%s\nwant:\n%s", got, want)
 	}
-	if res.verdict != "dangerous" || res.as.decision.Verdict != gate.Ask || res.as.owner.Kind() != owner.KindCLI {
-		t.Errorf("verdict %q, decision %q", res.verdict, res.as.decision.Verdict)
+	if res.Verdict != "dangerous" || res.Decision.Verdict != gate.Ask || res.Decision.Owner.Kind() != owner.KindCLI {
+		t.Errorf("verdict %q, decision %q", res.Verdict, res.Decision.Verdict)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/wardenhq/warden/internal/explain"
 )
 
 // defaultMaxLine caps one --jsonl input line. The analyser refuses inputs
@@ -100,16 +102,16 @@ func checkLine(ctx context.Context, n int, line []byte, rules *checkRules) any {
 		return jsonlError{Error: fmt.Sprintf(`line %d: missing "cmd"`, n)}
 	}
 	if in.As == nil {
-		var deny denyMatcher
+		var deny explain.DenyMatcher
 		if rules != nil {
 			deny = rules.deny
 		}
-		res := evaluate(*in.Cmd, deny)
+		e := explain.Line(*in.Cmd, deny)
 		return jsonlResult{
-			Cmd:      res.cmd,
-			Verdict:  res.verdict,
-			Classes:  nonNil(res.analysis.Classes()),
-			DenyRule: res.denyRule,
+			Cmd:      e.Cmd,
+			Verdict:  e.Verdict,
+			Classes:  nonNil(e.Analysis.Classes()),
+			DenyRule: e.DenyRule,
 		}
 	}
 	o, err := parseAs(*in.As)
@@ -118,17 +120,17 @@ func checkLine(ctx context.Context, n int, line []byte, rules *checkRules) any {
 	}
 	// A gate failure is a deny; the error line says why, where a
 	// decision line could only say "error".
-	res, err := decideAs(ctx, rules, o, *in.Cmd)
+	e, err := decideAs(ctx, rules, o, *in.Cmd)
 	if err != nil {
 		return jsonlError{Error: fmt.Sprintf("line %d: %v", n, err)}
 	}
 	return jsonlResult{
-		Cmd:      res.cmd,
-		Verdict:  res.verdict,
-		Classes:  nonNil(res.analysis.Classes()),
-		DenyRule: res.denyRule,
-		Decision: string(res.as.decision.Verdict),
-		Rule:     res.as.decision.Rule,
+		Cmd:      e.Cmd,
+		Verdict:  e.Verdict,
+		Classes:  nonNil(e.Analysis.Classes()),
+		DenyRule: e.DenyRule,
+		Decision: string(e.Decision.Verdict),
+		Rule:     e.Decision.Rule,
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/internal/credential"
+	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
+	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
 // consoleOptions are the flags of warden console and its verbs.
@@ -63,7 +65,7 @@ func newConsoleCmd() *cobra.Command {
 	f.BoolVar(&opts.json, "json", false, "print JSON")
 	f.BoolVar(&opts.open, "open", false, "open the link in the default browser")
 	f.DurationVar(&opts.ttl, "ttl", credential.DefaultLoginTTL, "how long the link may wait to be used (at most 1h)")
-	cmd.AddCommand(newConsoleSessionsCmd(), newConsoleRevokeCmd())
+	cmd.AddCommand(newListCmd(consoleSessions), newConsoleRevokeCmd())
 	return cmd
 }
 
@@ -107,53 +109,35 @@ func openBrowser(ctx context.Context, url string) error {
 	return cmd.Run()
 }
 
-func newConsoleSessionsCmd() *cobra.Command {
-	var opts consoleOptions
-	cmd := &cobra.Command{
-		Use:   "sessions [--json] [--state DIR]",
-		Short: "List console sessions",
-		Long: `List the console sessions (logins from one-time links), oldest first, with
+// consoleSessions is "warden console sessions".
+var consoleSessions = listSpec[store.Credential]{
+	use:   "sessions",
+	short: "List console sessions",
+	long: `List the console sessions (logins from one-time links), oldest first, with
 the link each came from, whom that link was issued to, where the browser
 logged in from, and whether it is live, expired or revoked.
 
 --json prints an array of {"id", "kind", "parent" (the login link), "by",
-"remote", "created_at", "expires_at", "revoked_at"}.
-
-` + hostExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runConsoleSessions(cmd.Context(), opts, cmd.OutOrStdout())
+"remote", "created_at", "expires_at", "revoked_at"}.`,
+	fetch: (*localapi.Client).ConsoleSessions,
+	list: termui.List[store.Credential]{
+		Empty: "no console sessions",
+		Columns: []termui.Column[store.Credential]{
+			{Name: "ID", Cell: func(s store.Credential) string { return s.ID }},
+			{Name: "STATE", Cell: func(s store.Credential) string { return credentialState(s, time.Now()) }},
+			{Name: "LOGGED IN", Cell: func(s store.Credential) string { return s.Created.Local().Format(time.DateTime) }},
+			{Name: "EXPIRES", Cell: func(s store.Credential) string { return s.Expires.Local().Format(time.DateTime) }},
+			{Name: "FROM", Cell: func(s store.Credential) string { return orDash(s.Remote) }},
+			{Name: "LINK ISSUED TO", Cell: func(s store.Credential) string { return s.By }},
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
-	return cmd
+		Filters: credentialFilters,
+	},
 }
 
-func runConsoleSessions(ctx context.Context, opts consoleOptions, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	list, err := c.ConsoleSessions(ctx)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, list, true)
-	}
-	if len(list) == 0 {
-		_, err := fmt.Fprintln(stdout, "no console sessions")
-		return err
-	}
-	now := time.Now()
-	rows := make([][]string, 0, len(list))
-	for _, s := range list {
-		rows = append(rows, []string{s.ID, credentialState(s, now), s.Created.Local().Format(time.DateTime), s.Expires.Local().Format(time.DateTime), orDash(s.Remote), s.By})
-	}
-	return table(stdout, []string{"ID", "STATE", "LOGGED IN", "EXPIRES", "FROM", "LINK ISSUED TO"}, rows)
+// credentialFilters filter tokens and console sessions.
+var credentialFilters = []termui.Filter[store.Credential]{
+	{Flag: "status", Usage: "only the live, expired or revoked ones", Choices: []string{"live", "expired", "revoked"},
+		Value: func(c store.Credential) string { return credentialState(c, time.Now()) }},
 }
 
 // credentialState is live, expired or revoked.

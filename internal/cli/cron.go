@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/internal/cron"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
+	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
 // cronOptions are the flags of warden cron and its verbs.
@@ -44,7 +45,7 @@ const cronExitHelp = `Exit status:
 func newCronCmd() *cobra.Command {
 	cmd := parentCmd("cron", "Add, list, remove and run scheduled jobs on the running host",
 		"missing subcommand (warden cron add | list | rm | run | history)")
-	cmd.AddCommand(newCronAddCmd(), newCronListCmd(), newCronRmCmd(), newCronRunCmd(), newCronHistoryCmd())
+	cmd.AddCommand(newCronAddCmd(), newListCmd(cronList), newCronRmCmd(), newCronRunCmd(), newCronHistoryCmd())
 	return cmd
 }
 
@@ -200,56 +201,32 @@ func nextRun(j store.CronJob) string {
 	return j.NextRun.Local().Format("2006-01-02 15:04:05 MST")
 }
 
-func newCronListCmd() *cobra.Command {
-	var opts cronOptions
-	cmd := &cobra.Command{
-		Use:   "list [--json] [--state DIR]",
-		Short: "List cron jobs",
-		Long: `List the cron jobs by name: schedule, time zone, next run (local time),
+// cronList is "warden cron list".
+var cronList = listSpec[store.CronJob]{
+	use:   "list",
+	short: "List cron jobs",
+	long: `List the cron jobs by name: schedule, time zone, next run (local time),
 whether enabled, and the steps.
 
 --json prints an array of {"name", "schedule", "tz", "kind", "steps",
 "overlap", "catch_up", "enabled", "next_run_at", "next_slot",
-"created_at"}.
-
-` + cronExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runCronList(cmd.Context(), opts, cmd.OutOrStdout())
+"created_at"}.`,
+	fetch: (*localapi.Client).CronJobs,
+	list: termui.List[store.CronJob]{
+		Empty: "no cron jobs",
+		Columns: []termui.Column[store.CronJob]{
+			{Name: "NAME", Cell: func(j store.CronJob) string { return j.Name }},
+			{Name: "SCHEDULE", Cell: func(j store.CronJob) string { return j.Schedule }},
+			{Name: "TZ", Cell: zoneOf},
+			{Name: "NEXT", Cell: nextRun},
+			{Name: "ENABLED", Cell: func(j store.CronJob) string { return yesNo(j.Enabled) }},
+			{Name: "STEPS", Cell: func(j store.CronJob) string { return clip(strings.Join(j.Steps, " ; "), 60) }},
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
-	return cmd
-}
-
-func runCronList(ctx context.Context, opts cronOptions, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	jobs, err := c.CronJobs(ctx)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, jobs, true)
-	}
-	if len(jobs) == 0 {
-		_, err := fmt.Fprintln(stdout, "no cron jobs")
-		return err
-	}
-	rows := make([][]string, 0, len(jobs))
-	for _, j := range jobs {
-		enabled := "yes"
-		if !j.Enabled {
-			enabled = "no"
-		}
-		rows = append(rows, []string{j.Name, j.Schedule, zoneOf(j), nextRun(j), enabled, clip(strings.Join(j.Steps, " ; "), 60)})
-	}
-	return table(stdout, []string{"NAME", "SCHEDULE", "TZ", "NEXT", "ENABLED", "STEPS"}, rows)
+		Filters: []termui.Filter[store.CronJob]{
+			{Flag: "enabled", Usage: "only the jobs enabled or not", Choices: []string{"yes", "no"},
+				Value: func(j store.CronJob) string { return yesNo(j.Enabled) }},
+		},
+	},
 }
 
 func newCronRmCmd() *cobra.Command {

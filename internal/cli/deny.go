@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/wardenhq/warden/internal/config"
+	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/policy"
 )
@@ -15,7 +16,7 @@ import (
 type checkRules struct {
 	// deny are the approvals.deny rules of --config, which turn an
 	// analysis verdict into "denied"; nil without --config.
-	deny denyMatcher
+	deny explain.DenyMatcher
 	// gate decides as an owner (--as, or "as" on a --jsonl line); nil
 	// when the run decides nothing.
 	gate *gate.Gate

@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/localapi"
+	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
 // grantsOptions are the flags of warden grants and its verbs.
@@ -19,61 +23,45 @@ type grantsOptions struct {
 func newGrantsCmd() *cobra.Command {
 	cmd := parentCmd("grants", "List and revoke recorded approvals (session and always grants)",
 		"missing subcommand (warden grants list | revoke ID)")
-	cmd.AddCommand(newGrantsListCmd(), newGrantsRevokeCmd())
+	cmd.AddCommand(newListCmd(grantsList), newGrantsRevokeCmd())
 	return cmd
 }
 
-func newGrantsListCmd() *cobra.Command {
-	var opts grantsOptions
-	cmd := &cobra.Command{
-		Use:   "list [--json] [--state DIR]",
-		Short: "List grants",
-		Long: `List the grants humans recorded by approving for a session or always, oldest
+// grantsList is "warden grants list".
+var grantsList = listSpec[grant.Grant]{
+	use:   "list",
+	short: "List grants",
+	long: `List the grants humans recorded by approving for a session or always, oldest
 first. The config file's command_allowlist is not listed: change it in the
 file.
 
 --json prints an array of {"id", "scope" (session or permanent), "session",
 "grain" (exact, prefix or class), "pattern", "by", "surface", "created",
-"expires"} (see docs/host.md).
-
-` + hostExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runGrantsList(cmd.Context(), opts, cmd.OutOrStdout())
+"expires"} (see docs/host.md).`,
+	fetch: (*localapi.Client).Grants,
+	list: termui.List[grant.Grant]{
+		Empty: "no grants",
+		Columns: []termui.Column[grant.Grant]{
+			{Name: "ID", Cell: func(g grant.Grant) string { return g.ID }},
+			{Name: "SCOPE", Cell: func(g grant.Grant) string { return string(g.Scope) }},
+			{Name: "SESSION", Cell: func(g grant.Grant) string { return orDash(g.Session) }},
+			{Name: "GRAIN", Cell: func(g grant.Grant) string { return string(g.Grain) }},
+			{Name: "PATTERN", Cell: grant.Grant.String},
+			{Name: "BY", Cell: func(g grant.Grant) string { return orDash(g.By) }},
+			{Name: "CREATED", Cell: func(g grant.Grant) string { return g.Created.Local().Format(time.DateTime) }},
+			{Name: "EXPIRES", Cell: func(g grant.Grant) string {
+				if g.Expires.IsZero() {
+					return "-"
+				}
+				return g.Expires.Local().Format(time.DateTime)
+			}},
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
-	return cmd
-}
-
-func runGrantsList(ctx context.Context, opts grantsOptions, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	gs, err := c.Grants(ctx)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, gs, true)
-	}
-	if len(gs) == 0 {
-		_, err := fmt.Fprintln(stdout, "no grants")
-		return err
-	}
-	rows := make([][]string, 0, len(gs))
-	for _, g := range gs {
-		expires := "-"
-		if !g.Expires.IsZero() {
-			expires = g.Expires.Local().Format(time.DateTime)
-		}
-		rows = append(rows, []string{g.ID, string(g.Scope), orDash(g.Session), string(g.Grain), g.String(), orDash(g.By), g.Created.Local().Format(time.DateTime), expires})
-	}
-	return table(stdout, []string{"ID", "SCOPE", "SESSION", "GRAIN", "PATTERN", "BY", "CREATED", "EXPIRES"}, rows)
+		Filters: []termui.Filter[grant.Grant]{
+			{Flag: "scope", Usage: "only the grants of this scope", Choices: []string{string(grant.Session), string(grant.Permanent)},
+				Value: func(g grant.Grant) string { return string(g.Scope) }},
+			{Flag: "session", Usage: "only the grants of this session", Value: func(g grant.Grant) string { return g.Session }},
+		},
+	},
 }
 
 func newGrantsRevokeCmd() *cobra.Command {

@@ -2,10 +2,7 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,19 +44,6 @@ func parentCmd(use, short, missing string) *cobra.Command {
 			return usageError{errors.New(missing)}
 		},
 	}
-}
-
-// table writes aligned columns.
-func table(w io.Writer, header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, r := range rows {
-		for i := range r {
-			r[i] = sanitize(r[i])
-		}
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	return tw.Flush()
 }
 
 // until renders the time left before t, rounded to the second, or "due".

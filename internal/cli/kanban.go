@@ -13,6 +13,8 @@ import (
 
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/store"
+	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
 // kanbanOptions are the flags of warden kanban and its verbs.
@@ -38,7 +40,7 @@ const kanbanExitHelp = `Exit status:
 func newKanbanCmd() *cobra.Command {
 	cmd := parentCmd("kanban", "Add, list, show and move tasks on the running host's kanban board",
 		"missing subcommand (warden kanban add | list | show | comment | block | unblock | done)")
-	cmd.AddCommand(newKanbanAddCmd(), newKanbanListCmd(), newKanbanShowCmd(), newKanbanCommentCmd(),
+	cmd.AddCommand(newKanbanAddCmd(), newListCmd(kanbanList), newKanbanShowCmd(), newKanbanCommentCmd(),
 		newKanbanMoveCmd(board.Block), newKanbanMoveCmd(board.Unblock), newKanbanMoveCmd(board.Done))
 	return cmd
 }
@@ -152,52 +154,40 @@ func runKanbanAdd(ctx context.Context, opts kanbanOptions, args []string, dash i
 	return err
 }
 
-func newKanbanListCmd() *cobra.Command {
-	var opts kanbanOptions
-	cmd := &cobra.Command{
-		Use:   "list [--json] [--state DIR]",
-		Short: "List the board's tasks",
-		Long: `List the tasks in the order they were added: id, status, retries, title and
+// kanbanList is "warden kanban list".
+var kanbanList = listSpec[store.Task]{
+	use:   "list",
+	short: "List the board's tasks",
+	long: `List the tasks in the order they were added: id, status, retries, title and
 the last error.
 
 --json prints an array of {"id", "title", "body", "status", "workspace",
 "script", "parents", "retries", "last_error", "run", "created_at",
-"updated_at"}.
-
-` + kanbanExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runKanbanList(cmd.Context(), opts, cmd.OutOrStdout())
+"updated_at"}.`,
+	fetch: (*localapi.Client).KanbanTasks,
+	list: termui.List[store.Task]{
+		Empty: "no tasks",
+		Columns: []termui.Column[store.Task]{
+			{Name: "ID", Cell: func(t store.Task) string { return t.ID }},
+			{Name: "STATUS", Cell: func(t store.Task) string { return string(t.Status) }},
+			{Name: "RETRIES", Cell: func(t store.Task) string { return fmt.Sprint(t.Retries) }},
+			{Name: "TITLE", Cell: func(t store.Task) string { return clip(t.Title, 40) }},
+			{Name: "LAST ERROR", Cell: func(t store.Task) string { return clip(t.LastError, 60) }},
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
-	return cmd
+		Filters: []termui.Filter[store.Task]{
+			{Flag: "status", Usage: "only the tasks in this status", Choices: taskStatuses(),
+				Value: func(t store.Task) string { return string(t.Status) }},
+		},
+	},
 }
 
-func runKanbanList(ctx context.Context, opts kanbanOptions, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
+// taskStatuses are the board's statuses, in board order.
+func taskStatuses() []string {
+	var out []string
+	for _, s := range store.TaskStatuses() {
+		out = append(out, string(s))
 	}
-	defer c.Close()
-	ts, err := c.KanbanTasks(ctx)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, ts, true)
-	}
-	if len(ts) == 0 {
-		_, err := fmt.Fprintln(stdout, "no tasks")
-		return err
-	}
-	rows := make([][]string, 0, len(ts))
-	for _, t := range ts {
-		rows = append(rows, []string{t.ID, string(t.Status), fmt.Sprint(t.Retries), clip(t.Title, 40), clip(t.LastError, 60)})
-	}
-	return table(stdout, []string{"ID", "STATUS", "RETRIES", "TITLE", "LAST ERROR"}, rows)
+	return out
 }
 
 func newKanbanShowCmd() *cobra.Command {

@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/store"
+	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
 // sessionsOptions are the sessions commands' flags.
@@ -15,10 +20,44 @@ type sessionsOptions struct {
 }
 
 func newSessionsCmd() *cobra.Command {
-	cmd := parentCmd("sessions", "Manage sessions' terminal state",
-		"missing subcommand (warden sessions reset KEY)")
-	cmd.AddCommand(newSessionsResetCmd())
+	cmd := parentCmd("sessions", "List sessions and reset their terminal state",
+		"missing subcommand (warden sessions list | reset KEY)")
+	cmd.AddCommand(newListCmd(sessionsList), newSessionsResetCmd())
 	return cmd
+}
+
+// sessionsList is "warden sessions list".
+var sessionsList = listSpec[store.SessionRow]{
+	use:   "list",
+	short: "List sessions",
+	long: `List the sessions the host has seen, oldest first: key, owner, whether the
+session's yolo switch is on, when it started and when it ended ("-" while
+live).
+
+--json prints an array of {"key", "owner": {"kind", …}, "owner_text",
+"yolo", "created_at", "ended_at"}.`,
+	fetch: (*localapi.Client).Sessions,
+	list: termui.List[store.SessionRow]{
+		Empty: "no sessions",
+		Columns: []termui.Column[store.SessionRow]{
+			{Name: "KEY", Cell: func(s store.SessionRow) string { return s.Key }},
+			{Name: "OWNER", Cell: func(s store.SessionRow) string { return s.OwnerText }},
+			{Name: "YOLO", Cell: func(s store.SessionRow) string { return yesNo(s.Yolo) }},
+			{Name: "STARTED", Cell: func(s store.SessionRow) string { return s.Created.Local().Format(time.DateTime) }},
+			{Name: "ENDED", Cell: func(s store.SessionRow) string {
+				if s.Ended.IsZero() {
+					return "-"
+				}
+				return s.Ended.Local().Format(time.DateTime)
+			}},
+		},
+		Filters: []termui.Filter[store.SessionRow]{
+			{Flag: "ended", Usage: "only the ended sessions, or only the live ones", Choices: []string{"yes", "no"},
+				Value: func(s store.SessionRow) string { return yesNo(!s.Ended.IsZero()) }},
+			{Flag: "yolo", Usage: "only the sessions whose yolo switch is on, or off", Choices: []string{"yes", "no"},
+				Value: func(s store.SessionRow) string { return yesNo(s.Yolo) }},
+		},
+	},
 }
 
 func newSessionsResetCmd() *cobra.Command {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/store"
+	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
 // tokenOptions are the flags of warden token and its verbs.
@@ -26,7 +28,7 @@ type tokenOptions struct {
 func newTokenCmd() *cobra.Command {
 	cmd := parentCmd("token", "Create, list and revoke API tokens for scripts",
 		"missing subcommand (warden token create --scope SCOPE | list | revoke ID)")
-	cmd.AddCommand(newTokenCreateCmd(), newTokenListCmd(), newTokenRevokeCmd())
+	cmd.AddCommand(newTokenCreateCmd(), newListCmd(tokenList), newTokenRevokeCmd())
 	return cmd
 }
 
@@ -100,53 +102,29 @@ func runTokenCreate(ctx context.Context, opts tokenOptions, stdout io.Writer) er
 	return err
 }
 
-func newTokenListCmd() *cobra.Command {
-	var opts tokenOptions
-	cmd := &cobra.Command{
-		Use:   "list [--json] [--state DIR]",
-		Short: "List API tokens",
-		Long: `List the API tokens, oldest first: id, name, scopes, state (live, expired,
+// tokenList is "warden token list".
+var tokenList = listSpec[store.Credential]{
+	use:   "list",
+	short: "List API tokens",
+	long: `List the API tokens, oldest first: id, name, scopes, state (live, expired,
 revoked), expiry, and who created them. Never the tokens themselves: the
 host does not have them.
 
 --json prints an array of {"id", "kind", "name", "scopes", "by",
-"created_at", "expires_at", "revoked_at"}.
-
-` + hostExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runTokenList(cmd.Context(), opts, cmd.OutOrStdout())
+"created_at", "expires_at", "revoked_at"}.`,
+	fetch: (*localapi.Client).Tokens,
+	list: termui.List[store.Credential]{
+		Empty: "no tokens",
+		Columns: []termui.Column[store.Credential]{
+			{Name: "ID", Cell: func(t store.Credential) string { return t.ID }},
+			{Name: "NAME", Cell: func(t store.Credential) string { return orDash(t.Name) }},
+			{Name: "SCOPES", Cell: func(t store.Credential) string { return strings.Join(t.Scopes, ",") }},
+			{Name: "STATE", Cell: func(t store.Credential) string { return credentialState(t, time.Now()) }},
+			{Name: "EXPIRES", Cell: func(t store.Credential) string { return t.Expires.Local().Format(time.DateTime) }},
+			{Name: "CREATED BY", Cell: func(t store.Credential) string { return t.By }},
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
-	return cmd
-}
-
-func runTokenList(ctx context.Context, opts tokenOptions, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	list, err := c.Tokens(ctx)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, list, true)
-	}
-	if len(list) == 0 {
-		_, err := fmt.Fprintln(stdout, "no tokens")
-		return err
-	}
-	now := time.Now()
-	rows := make([][]string, 0, len(list))
-	for _, t := range list {
-		rows = append(rows, []string{t.ID, orDash(t.Name), strings.Join(t.Scopes, ","), credentialState(t, now), t.Expires.Local().Format(time.DateTime), t.By})
-	}
-	return table(stdout, []string{"ID", "NAME", "SCOPES", "STATE", "EXPIRES", "CREATED BY"}, rows)
+		Filters: credentialFilters,
+	},
 }
 
 func newTokenRevokeCmd() *cobra.Command {

@@ -89,13 +89,13 @@ type timedRunner struct {
 	at map[string]time.Time // run id -> step entered
 }
 
-func (tr *timedRunner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error) {
+func (tr *timedRunner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error) {
 	now := time.Now()
 	o, _ := owner.From(ctx)
 	tr.mu.Lock()
 	tr.at[o.Run()] = now
 	tr.mu.Unlock()
-	return tr.r.Shell(ctx, command, dir, stdout, stderr, onPending)
+	return tr.r.Shell(ctx, command, dir, stdout, stderr)
 }
 
 // BenchmarkSchedulerFiring makes 1,000 of 10,000 jobs due in the same

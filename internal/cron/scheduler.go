@@ -30,7 +30,7 @@ var (
 // bound to ctx, audits the decision and, if allowed, runs it
 // (*runner.Runner).
 type Runner interface {
-	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error)
+	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
 }
 
 var _ Runner = (*runner.Runner)(nil)
@@ -524,7 +524,7 @@ func (s *Scheduler) prompt(ctx context.Context, r store.CronRun, job store.CronJ
 func (s *Scheduler) step(ctx context.Context, i int, cmd string) (st store.CronStep, why string) {
 	var out capture
 	st = store.CronStep{Command: cmd, Started: s.o.Now()}
-	res, code, err := s.o.Runner.Shell(ctx, cmd, s.o.Dir, &out, &out, nil)
+	res, code, err := s.o.Runner.Shell(ctx, cmd, s.o.Dir, &out, &out)
 	st.Finished, st.ExitCode = s.o.Now(), code
 	st.Verdict, st.Rule = string(res.Decision.Verdict), res.Decision.Rule
 	switch {

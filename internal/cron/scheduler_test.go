@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,14 +16,12 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
-	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
-	"github.com/wardenhq/warden/internal/tools"
 )
 
 // TestMain fails the package if a test leaves a goroutine behind: a
@@ -52,7 +49,7 @@ type call struct {
 // see it.
 type probeKey struct{}
 
-func (rec *recorder) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error) {
+func (rec *recorder) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error) {
 	o, ok := owner.From(ctx)
 	rec.mu.Lock()
 	rec.calls = append(rec.calls, call{cmd: command, owner: o, ok: ok, probe: ctx.Value(probeKey{})})
@@ -60,7 +57,7 @@ func (rec *recorder) Shell(ctx context.Context, command, dir string, stdout, std
 	if rec.hook != nil {
 		rec.hook(ctx, command)
 	}
-	return rec.r.Shell(ctx, command, dir, stdout, stderr, onPending)
+	return rec.r.Shell(ctx, command, dir, stdout, stderr)
 }
 
 func (rec *recorder) snapshot() []call {
@@ -92,43 +89,19 @@ type fixtureOptions struct {
 func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	cfg, _, err := config.Parse([]byte(fo.policy), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := gate.Compile(cfg, gate.Paths{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Policy: pol, Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(testOutput(t), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := runnertest.Logger(t)
 	work := filepath.Join(dir, "work")
 	if err := os.Mkdir(work, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{hook: fo.hook, r: runner.New(runner.Options{Gate: g, Audit: db, Logger: log,
-		Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t)}})}
+	rf := runnertest.New(t, runnertest.Options{Policy: fo.policy, Dir: dir, Logger: log})
+	db := rf.DB
+	rec := &recorder{hook: fo.hook, r: rf.Runner}
 	s, err := New(Options{Store: db, Runner: rec, Host: "host-test", Logger: log, Tick: fo.tick, Dir: work, Ended: fo.ended})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{t: t, db: db, rec: rec, sched: s, dir: work}
-}
-
-// testOutput is t.Output() where there is one.
-func testOutput(t testing.TB) io.Writer {
-	if o, ok := t.(interface{ Output() io.Writer }); ok {
-		return o.Output()
-	}
-	return io.Discard
 }
 
 // start runs the scheduler until stop (or the test's end). parent is

@@ -81,6 +81,10 @@ const (
 // Options configure a Dispatcher.
 type Options struct {
 	Board store.BoardStore
+	// Boards is the host's one board service over Board: the dispatcher
+	// promotes through it and takes its run ids from it. nil makes New
+	// build one.
+	Boards *board.Service
 	// Runner decides and runs the workers' shell commands (the host's
 	// runner.Runner).
 	Runner workerapi.Runner
@@ -142,7 +146,6 @@ type Options struct {
 type Dispatcher struct {
 	o      Options
 	log    *slog.Logger
-	ids    *board.IDs
 	srv    *workerapi.Server
 	socket string
 	wake   chan struct{}
@@ -187,9 +190,11 @@ func New(o Options) (*Dispatcher, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Boards == nil {
+		o.Boards = board.New(board.Options{Store: o.Board, Now: o.Now})
+	}
 	d := &Dispatcher{
 		o: o, log: o.Logger.With("component", "dispatch"),
-		ids:    &board.IDs{Now: o.Now},
 		socket: filepath.Join(o.StateDir, workerapi.SocketName),
 		wake:   make(chan struct{}, 1),
 	}
@@ -250,11 +255,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	defer poll.Stop()
 loop:
 	for {
-		if _, err := d.o.Board.Promote(ctx, d.o.Now()); err != nil && ctx.Err() == nil {
+		if _, err := d.o.Boards.Promote(ctx); err != nil && ctx.Err() == nil {
 			d.log.ErrorContext(ctx, "promote", "err", err)
 		}
 		for active < d.o.Concurrency && ctx.Err() == nil {
-			run := d.ids.New()
+			run := d.o.Boards.NewID()
 			t, r, err := d.o.Board.ClaimTask(ctx, store.TaskClaim{Run: run, Log: d.logPath(run), At: d.o.Now()})
 			if errors.Is(err, store.ErrNothingReady) {
 				break

@@ -16,12 +16,11 @@ import (
 
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/board"
-	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/sandbox"
-	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -65,24 +64,9 @@ func startHost(t testing.TB, s hostSetup) *testHost {
 		s.environ = testEnviron(t)
 	}
 	state := t.TempDir()
-	db, err := sqlite.Open(context.Background(), filepath.Join(state, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, _, err := config.Parse([]byte("approvals:\n  kanban_mode: "+s.kanbanMode+"\n"), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := gate.Compile(cfg, gate.Paths{Home: t.TempDir(), Protected: []string{state}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Policy: pol, Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := sandboxtest.New(t, state)
-	r := runner.New(runner.Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: execenv.Build(s.environ, nil, nil), Sandbox: sb}})
+	rf := runnertest.New(t, runnertest.Options{Policy: "approvals:\n  kanban_mode: " + s.kanbanMode + "\n", Dir: state, Hide: []string{state},
+		Paths: gate.Paths{Home: t.TempDir(), Protected: []string{state}}, Terminal: tools.Terminal{Env: execenv.Build(s.environ, nil, nil)}})
+	db, r, sb := rf.DB, rf.Runner, rf.Terminal.Sandbox
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -12,12 +12,8 @@ import (
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/owner/ownertest"
 )
-
-// surface is a test answer channel.
-type surface string
-
-func (s surface) Surface() string { return string(s) }
 
 func must[T any](v T, err error) T {
 	if err != nil {
@@ -27,21 +23,11 @@ func must[T any](v T, err error) T {
 }
 
 // chat returns an attended web session.
-func chat(key string) owner.Owner {
-	o := must(owner.Gateway("web", key, ""))
-	o = must(o.WithSession(key))
-	return must(o.WithChannel(surface("web")))
-}
+func chat(key string) owner.Owner { return ownertest.Web(key) }
 
-func cron(job string) owner.Owner {
-	o := must(owner.Cron(job, "r-"+job))
-	return must(o.WithSession("cron:" + job))
-}
+func cron(job string) owner.Owner { return ownertest.Cron(job) }
 
-func kanban(task string) owner.Owner {
-	o := must(owner.Kanban("b", task, "r-"+task))
-	return must(o.WithSession("kanban:" + task))
-}
+func kanban(task string) owner.Owner { return ownertest.Kanban(task) }
 
 // delegated makes child a delegated owner of parent.
 func delegated(parent, child owner.Owner) owner.Owner { return must(child.WithParent(parent)) }

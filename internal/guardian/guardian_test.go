@@ -17,27 +17,13 @@ import (
 	"github.com/wardenhq/warden/internal/llm/llmtest"
 	"github.com/wardenhq/warden/internal/llm/openai"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/owner/ownertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type surface string
-
-func (s surface) Surface() string { return string(s) }
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 // chat is an attended web session owner.
-func chat(key string) owner.Owner {
-	o := must(owner.Gateway("web", key, ""))
-	o = must(o.WithSession(key))
-	return must(o.WithChannel(surface("web")))
-}
+func chat(key string) owner.Owner { return ownertest.Web(key) }
 
 // clock is a settable test clock.
 type clock struct {

@@ -40,6 +40,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/anchor"
+	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/connlimit"
@@ -167,6 +168,7 @@ type host struct {
 	out    io.Writer
 	db     *sqlite.DB
 	st     store.Store
+	boards *board.Service // the one board service: console, local API (so the CLI), dispatcher
 	pol    *policyLoader
 	broker *broker.Broker
 	gate   *gate.Gate
@@ -324,6 +326,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	h.creds = &credential.Service{Store: h.db}
+	h.boards = board.New(board.Options{Store: h.db})
 	if n, err := h.creds.Purge(ctx); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	} else if n > 0 {
@@ -368,7 +371,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}
 	h.groups = &ancestry.Groups{}
 	if h.dispatch, err = dispatch.New(dispatch.Options{
-		Board: h.db, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
+		Board: h.db, Boards: h.boards, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
 		Ended: h.dropShell, Agent: h.agents.workerAgent(),
@@ -378,7 +381,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if h.console, err = web.New(web.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Credentials: h.creds, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
 		Dir:  h.consoleDir,
-		Cron: h.cron, CronStore: h.db, Board: h.db, Agent: h.agents.agent,
+		Cron: h.cron, CronStore: h.db, Board: h.db, Boards: h.boards, Agent: h.agents.agent,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 		Alerts:     h.alerts,
 	}); err != nil {
@@ -394,7 +397,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	h.api = localapi.New(localapi.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Channel: h.console,
 		Cron: h.cron, CronStore: h.db,
-		Board: h.db, Dispatch: h.dispatch,
+		Board: h.db, Boards: h.boards, Dispatch: h.dispatch,
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 		Console:    func(id string) string { return consoleURL + "pending#req-" + id },
 		ConsoleURL: consoleURL, Credentials: h.creds,

@@ -155,7 +155,7 @@ func TestInvariant09_NeverParkAQuestionNobodyCanAnswer(t *testing.T) {
 			ctx, cancel := context.WithTimeout(owner.With(t.Context(), tc.o), 5*time.Second)
 			defer cancel()
 			start := time.Now()
-			out, err := th.runner.Authorize(ctx, dangerous, func(store.Request) { t.Error("a request was created") })
+			out, err := th.runner.Authorize(broker.WithNotify(ctx, func(store.Request) { t.Error("a request was created") }), dangerous)
 			took := time.Since(start)
 			if err != nil {
 				t.Fatalf("authorize: %v", err)

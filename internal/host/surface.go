@@ -145,18 +145,13 @@ func (s *Surface) SetYolo(ctx context.Context, session string, on bool, by surfa
 }
 
 // Shell implements surface.Host.
-func (s *Surface) Shell(ctx context.Context, o owner.Owner, command string, out io.Writer, onPending func(store.Request)) (surface.Outcome, error) {
+func (s *Surface) Shell(ctx context.Context, o owner.Owner, command string, out io.Writer) (surface.Outcome, error) {
 	if o.SessionKey() == "" {
 		return surface.Outcome{}, errors.New("shell: owner has no session")
 	}
 	var asked string
-	notify := func(r store.Request) {
-		asked = r.ID
-		if onPending != nil {
-			onPending(r)
-		}
-	}
-	res, code, err := s.p.Runner.Shell(owner.With(ctx, o), command, s.p.Dir, out, out, notify)
+	o = broker.Notifying(o, func(r store.Request) { asked = r.ID })
+	res, code, err := s.p.Runner.Shell(owner.With(ctx, o), command, s.p.Dir, out, out)
 	o2 := surface.Outcome{Request: asked, Message: res.Message}
 	if res.Request != nil {
 		o2.Request = res.Request.ID

@@ -187,6 +187,16 @@ func (c *Client) Revoke(ctx context.Context, id string) error {
 	return nil
 }
 
+// Sessions lists every session the host has seen (live and ended),
+// oldest first.
+func (c *Client) Sessions(ctx context.Context) ([]store.SessionRow, error) {
+	var out []store.SessionRow
+	if err := c.call(ctx, http.MethodGet, "/v1/sessions", nil, &out); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
 // ResetSession drops session key's terminal shell state.
 func (c *Client) ResetSession(ctx context.Context, key string) error {
 	if err := c.call(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(key)+"/reset", nil, nil); err != nil {

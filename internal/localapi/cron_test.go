@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 )
@@ -27,7 +27,7 @@ type echoRunner struct {
 	owners chan owner.Owner
 }
 
-func (e echoRunner) Shell(ctx context.Context, command, _ string, stdout, _ io.Writer, _ func(store.Request)) (runner.Outcome, int, error) {
+func (e echoRunner) Shell(ctx context.Context, command, _ string, stdout, _ io.Writer) (runner.Outcome, int, error) {
 	o, _ := owner.From(ctx)
 	e.owners <- o
 	if strings.Contains(command, "deny") {
@@ -41,11 +41,7 @@ func (e echoRunner) Shell(ctx context.Context, command, _ string, stdout, _ io.W
 // returns a client for it.
 func cronServer(t *testing.T) (*Client, echoRunner) {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := runnertest.Store(t)
 	rn := echoRunner{owners: make(chan owner.Owner, 100)}
 	sched, err := cron.New(cron.Options{Store: db, Runner: rn, Host: "test"})
 	if err != nil {

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
-	"github.com/wardenhq/warden/internal/store/sqlite"
 )
 
 type consoleSurface struct{}
@@ -24,13 +23,9 @@ func (consoleSurface) Surface() string { return "web" }
 // question with its message and answers it with content (accept) or a
 // denial (decline); it is answered once and grants nothing.
 func TestAnswerAnMCPQuestion(t *testing.T) {
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := runnertest.Store(t)
 	b := broker.New(broker.Options{Requests: db, Grants: db, Host: "test", Timeout: time.Minute})
 	c := NewClient(serve(t, New(Options{Broker: b, Store: db, Peers: PeerPolicy{UID: os.Getuid(), Boundary: self()}})))
-	t.Cleanup(func() { db.Close() })
 	t.Cleanup(func() { b.Close(context.Background(), "test over") })
 	t.Cleanup(c.Close)
 	o, err := owner.Web("s1", consoleSurface{})

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
@@ -80,11 +81,8 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	ctx = owner.With(ctx, o)
 
 	st := newStream(w)
-	onPending := func(p store.Request) {
-		st.send(Event{Event: EventPending, ID: p.ID, Console: s.o.Console(p.ID), Deadline: p.Deadline})
-	}
 	s.log.InfoContext(ctx, "exec", "session", req.Session, "peer", mustPeer(r.Context()).String())
-	out, code, err := s.o.Runner.Shell(ctx, req.Command, req.Dir, st.writer(EventStdout), st.writer(EventStderr), onPending)
+	out, code, err := s.o.Runner.Shell(broker.WithNotify(ctx, s.pending(st)), req.Command, req.Dir, st.writer(EventStdout), st.writer(EventStderr))
 	switch {
 	case !out.Allowed:
 		st.send(deniedEvent(out))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/sandbox"
@@ -147,7 +148,7 @@ func (s *Server) externalDecide(w http.ResponseWriter, r *http.Request) {
 	defer done()
 	st := newStream(w)
 	s.log.InfoContext(ctx, "external decide", "owner", o.String(), "kind", req.Action.Kind, "peer", mustPeer(r.Context()).String())
-	out, err := s.o.Runner.Authorize(ctx, req.Action, s.pending(st))
+	out, err := s.o.Runner.Authorize(broker.WithNotify(ctx, s.pending(st)), req.Action)
 	if err != nil {
 		s.log.WarnContext(ctx, "external action not authorised", "owner", o.String(), "err", err)
 	}
@@ -193,11 +194,11 @@ func (s *Server) externalRun(w http.ResponseWriter, r *http.Request) {
 	stdout, stderr := st.writer(EventStdout), st.writer(EventStderr)
 	switch act.Kind {
 	case action.Shell:
-		out, code, err = s.o.Runner.Shell(ctx, act.Command, act.Dir, stdout, stderr, s.pending(st))
+		out, code, err = s.o.Runner.Shell(broker.WithNotify(ctx, s.pending(st)), act.Command, act.Dir, stdout, stderr)
 	case action.Code:
-		out, code, err = s.o.Runner.Code(ctx, act.Language, act.Source, act.Dir, stdout, stderr, s.pending(st))
+		out, code, err = s.o.Runner.Code(broker.WithNotify(ctx, s.pending(st)), act.Language, act.Source, act.Dir, stdout, stderr)
 	case action.Write:
-		out, err = s.o.Runner.WriteFile(ctx, tools.Files{Root: act.Dir}, act.Path, []byte(req.Content), s.pending(st))
+		out, err = s.o.Runner.WriteFile(broker.WithNotify(ctx, s.pending(st)), tools.Files{Root: act.Dir}, act.Path, []byte(req.Content))
 	}
 	switch {
 	case !out.Allowed:

@@ -11,11 +11,9 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/action"
-	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
-	"github.com/wardenhq/warden/internal/runner"
-	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -25,21 +23,12 @@ import (
 // and runner (the default policy) and returns a client and the store.
 func externalServer(t *testing.T) (*Client, *sqlite.DB) {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := broker.New(broker.Options{Requests: db, Grants: db, Host: "test", Timeout: time.Minute})
-	rn := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: sandboxtest.New(t)}})
+	rf := runnertest.New(t, runnertest.Options{Ask: time.Minute, Terminal: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}}})
+	db, b, rn := rf.DB, rf.Broker, rf.Runner
 	c := NewClient(serve(t, New(Options{Broker: b, Store: db, Runner: rn, Peers: PeerPolicy{UID: os.Getuid(), Boundary: self()},
 		Console: func(id string) string { return "http://console/pending#req-" + id }})))
 	// Registered after serve's cleanup, so it runs first: waiters wake
-	// before the server closes, and the store closes last of all.
-	t.Cleanup(func() { db.Close() })
+	// before the server closes (the fixture closes the store last).
 	t.Cleanup(func() { b.Close(context.Background(), "test over") })
 	t.Cleanup(c.Close)
 	return c, db

@@ -56,11 +56,11 @@ func (s *Server) kanbanRoutes() {
 // board returns the board service, or answers 503 when the host keeps
 // no board.
 func (s *Server) board(w http.ResponseWriter) *board.Service {
-	if s.o.Board == nil {
+	if s.o.Boards == nil {
 		writeError(w, http.StatusServiceUnavailable, "the kanban board is not available on this host")
 		return nil
 	}
-	return board.New(board.Options{Store: s.o.Board, Now: s.o.Now})
+	return s.o.Boards
 }
 
 // poke tells the dispatcher to look at the board now.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/connlimit"
 	"github.com/wardenhq/warden/internal/credential"
@@ -63,6 +64,9 @@ type Options struct {
 	// have become ready (added, unblocked).
 	Board    store.BoardStore
 	Dispatch Dispatcher
+	// Boards is the host's one board service over Board; nil makes New
+	// build one (once, not per request).
+	Boards *board.Service
 	// ShellReset, if set, drops a session's terminal shell state
 	// (POST /v1/sessions/{key}/reset); nil makes that endpoint answer
 	// 503.
@@ -86,6 +90,18 @@ type Server struct {
 	mux *http.ServeMux
 }
 
+// boardService is o.Boards, or one built over o.Board; nil without a
+// board.
+func boardService(o Options) *board.Service {
+	switch {
+	case o.Boards != nil:
+		return o.Boards
+	case o.Board != nil:
+		return board.New(board.Options{Store: o.Board, Now: o.Now})
+	}
+	return nil
+}
+
 // New returns a Server.
 func New(o Options) *Server {
 	if o.Logger == nil {
@@ -100,6 +116,7 @@ func New(o Options) *Server {
 	if o.Console == nil {
 		o.Console = func(string) string { return "" }
 	}
+	o.Boards = boardService(o)
 	s := &Server{o: o, log: o.Logger.With("component", "localapi"), mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /v1/approvals", s.listApprovals)
 	s.mux.HandleFunc("POST /v1/approvals/{id}/approve", s.approve)
@@ -112,6 +129,7 @@ func New(o Options) *Server {
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	s.mux.HandleFunc("GET /v1/audit/verify", s.verify)
 	s.mux.HandleFunc("GET /v1/status", s.status)
+	s.mux.HandleFunc("GET /v1/sessions", s.listSessions)
 	s.mux.HandleFunc("POST /v1/sessions/{key}/reset", s.resetSession)
 	s.cronRoutes()
 	s.kanbanRoutes()
@@ -382,6 +400,19 @@ func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.InfoContext(r.Context(), "grant revoked", "id", id)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// listSessions lists every session the host has seen, oldest first.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.o.Store.ListSessions(r.Context())
+	if err != nil {
+		s.fail(w, r, "list sessions", err)
+		return
+	}
+	if list == nil {
+		list = []store.SessionRow{}
+	}
+	writeJSON(w, http.StatusOK, list)
 }
 
 // resetSession drops a session's terminal shell state: its next call

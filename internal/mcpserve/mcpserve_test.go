@@ -14,12 +14,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wardenhq/warden/internal/ancestry"
-	"github.com/wardenhq/warden/internal/broker"
-	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/owner"
-	"github.com/wardenhq/warden/internal/runner"
-	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -39,18 +36,9 @@ type testHost struct {
 
 func startHost(t *testing.T) *testHost {
 	t.Helper()
-	state := t.TempDir()
-	db, err := sqlite.Open(t.Context(), filepath.Join(state, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := broker.New(broker.Options{Requests: db, Grants: db, Host: "test", Timeout: time.Minute})
-	rn := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: sandboxtest.New(t)}})
-	srv := localapi.New(localapi.Options{Broker: b, Store: db, Runner: rn,
+	rf := runnertest.New(t, runnertest.Options{Ask: time.Minute, Terminal: tools.Terminal{Env: []string{"PATH=/usr/bin:/bin"}}})
+	state, db, b := rf.Dir, rf.DB, rf.Broker
+	srv := localapi.New(localapi.Options{Broker: b, Store: db, Runner: rf.Runner,
 		Peers: localapi.PeerPolicy{UID: os.Getuid(), Boundary: ancestry.Boundary{Host: os.Getpid()}}})
 	sock := filepath.Join(state, localapi.SocketName)
 	ln, err := localapi.Listen(sock)
@@ -66,7 +54,6 @@ func startHost(t *testing.T) *testHost {
 		hs.Close()
 		<-done
 		h.api.Close()
-		db.Close()
 	})
 	return h
 }

@@ -104,14 +104,15 @@ type Outcome struct {
 
 // Authorize decides act as the owner bound to ctx, asks a human when the
 // gate says so, and audits every decision before returning. It runs
-// nothing. onPending, if set, hears about the pending request.
+// nothing. An asker that wants to hear of its question makes the owner
+// in ctx broker.Notifying.
 //
 // An allow or deny is recorded here. An ask is recorded with its request
 // (the store writes the ask when it creates the request, and the answer
 // when it ends it, each in the same transaction); an asker that joins an
 // identical pending request records its own ask with that request's id;
 // an ask that could not be put to anyone is recorded here, with why.
-func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending func(store.Request)) (Outcome, error) {
+func (r *Runner) Authorize(ctx context.Context, act action.Action) (Outcome, error) {
 	o, _ := owner.From(ctx)
 	d, derr := r.o.Gate.Decide(ctx, act)
 	if derr != nil {
@@ -157,7 +158,7 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action, onPending fun
 		}
 	}
 	req, err := r.o.Broker.Ask(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: analysis,
-		Timeout: r.o.Gate.Policy().Timeout, Notify: onPending, Notice: d.Notice, Joined: joined})
+		Timeout: r.o.Gate.Policy().Timeout, Notice: d.Notice, Joined: joined})
 	if err != nil {
 		return notAsked(err)
 	}
@@ -265,7 +266,7 @@ func humanMessage(req store.Request, d gate.Decision) string {
 // directory, read before the decision and used for the run whatever
 // happens meanwhile): restored state never changes the owner or the
 // decision.
-func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (Outcome, int, error) {
+func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (Outcome, int, error) {
 	// The directory asked for is the call's writable workspace, even
 	// where the session's shell has moved with cd.
 	ctx = withWorkspace(ctx, dir)
@@ -275,7 +276,7 @@ func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr 
 		defer call.End()
 		dir = call.Dir(dir)
 	}
-	out, err := r.Authorize(ctx, action.NewShell(command).In(dir), onPending)
+	out, err := r.Authorize(ctx, action.NewShell(command).In(dir))
 	if err != nil || !out.Allowed {
 		return out, -1, err
 	}
@@ -284,7 +285,7 @@ func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr 
 		// bodies the raw command does not show: the gate also decides the
 		// command as bash will run it, definitions first.
 		if defs := call.Definitions(command); defs != "" {
-			if out, err = r.Authorize(ctx, action.NewShell(defs+command).In(dir), onPending); err != nil || !out.Allowed {
+			if out, err = r.Authorize(ctx, action.NewShell(defs+command).In(dir)); err != nil || !out.Allowed {
 				return out, -1, err
 			}
 		}
@@ -300,9 +301,9 @@ func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr 
 
 // Code authorises source as a code action and, if allowed, runs it with
 // the execute_code tool.
-func (r *Runner) Code(ctx context.Context, language, source, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (Outcome, int, error) {
+func (r *Runner) Code(ctx context.Context, language, source, dir string, stdout, stderr io.Writer) (Outcome, int, error) {
 	ctx = withWorkspace(ctx, dir)
-	out, err := r.Authorize(ctx, action.NewCode(language, source).In(dir), onPending)
+	out, err := r.Authorize(ctx, action.NewCode(language, source).In(dir))
 	if err != nil || !out.Allowed {
 		return out, -1, err
 	}
@@ -328,12 +329,12 @@ func withWorkspace(ctx context.Context, dir string) context.Context {
 
 // WriteFile authorises a write of path (inside files' root) and, if
 // allowed, writes data.
-func (r *Runner) WriteFile(ctx context.Context, files tools.Files, path string, data []byte, onPending func(store.Request)) (Outcome, error) {
+func (r *Runner) WriteFile(ctx context.Context, files tools.Files, path string, data []byte) (Outcome, error) {
 	abs := path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(files.Root, path)
 	}
-	out, err := r.Authorize(ctx, action.NewWrite(abs, int64(len(data))).In(files.Root), onPending)
+	out, err := r.Authorize(ctx, action.NewWrite(abs, int64(len(data))).In(files.Root))
 	if err != nil || !out.Allowed {
 		return out, err
 	}

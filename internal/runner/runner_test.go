@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"bytes"
@@ -7,52 +7,29 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/gate"
-	"github.com/wardenhq/warden/internal/owner"
-	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
 )
 
 // newRunner is a runner on a real store and gate, no broker (asks deny).
-func newRunner(t *testing.T, yaml string) (*Runner, *sqlite.DB) {
+func newRunner(t *testing.T, yaml string) (*runner.Runner, *sqlite.DB) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	cfg, _, err := config.Parse([]byte(yaml), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := gate.Compile(cfg, gate.Paths{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Policy: p, Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return New(Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Sandbox: sandboxtest.New(t)}}), db
+	f := runnertest.New(t, runnertest.Options{Policy: yaml})
+	return f.Runner, f.DB
 }
 
-func cronCtx(t *testing.T) context.Context {
-	o, err := owner.Cron("j", "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return owner.With(context.Background(), o)
-}
+func cronCtx(t *testing.T) context.Context { return runnertest.Cron(t, "j", "r") }
 
 func TestCodeIsDecidedAndAudited(t *testing.T) {
 	for _, mode := range []string{"deny", "approve"} {
 		r, db := newRunner(t, "approvals:\n  cron_mode: "+mode+"\n")
 		dir := t.TempDir()
 		var out bytes.Buffer
-		o, code, err := r.Code(cronCtx(t), "sh", "touch made; rm -rf ./gone", dir, &out, &out, nil)
+		o, code, err := r.Code(cronCtx(t), "sh", "touch made; rm -rf ./gone", dir, &out, &out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,10 +48,10 @@ func TestWriteFileIsDecided(t *testing.T) {
 	r, _ := newRunner(t, "approvals:\n  cron_mode: approve\n")
 	root := t.TempDir()
 	files := tools.Files{Root: root}
-	if o, err := r.WriteFile(cronCtx(t), files, "notes.txt", []byte("x"), nil); err != nil || !o.Allowed {
+	if o, err := r.WriteFile(cronCtx(t), files, "notes.txt", []byte("x")); err != nil || !o.Allowed {
 		t.Fatalf("ordinary write: %v %+v", err, o)
 	}
-	if o, _ := r.WriteFile(cronCtx(t), files, ".env", []byte("TOKEN=x"), nil); o.Allowed || o.Decision.Rule != gate.RuleProtectedPath {
+	if o, _ := r.WriteFile(cronCtx(t), files, ".env", []byte("TOKEN=x")); o.Allowed || o.Decision.Rule != gate.RuleProtectedPath {
 		t.Fatalf(".env write: %+v", o.Decision)
 	}
 	if _, err := os.Stat(filepath.Join(root, ".env")); err == nil {
@@ -116,28 +93,12 @@ func TestWriteFileThroughSymlink(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	cfg, _, err := config.Parse([]byte("approvals:\n  cron_mode: approve\n"), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := gate.Compile(cfg, gate.Paths{Home: home, Protected: []string{home + "/.config/warden"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Policy: p, Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := New(Options{Gate: g, Audit: db})
+	r := runnertest.New(t, runnertest.Options{Policy: "approvals:\n  cron_mode: approve\n",
+		Paths: gate.Paths{Home: home, Protected: []string{home + "/.config/warden"}}}).Runner
 	for _, fsRoot := range []string{home + "/proj", home} {
 		files := tools.Files{Root: fsRoot}
 		for _, name := range []string{home + "/proj/notes.txt", home + "/proj/keys/authorized_keys", home + "/proj/keys/new", home + "/proj/cfg/config.yaml"} {
-			o, _ := r.WriteFile(cronCtx(t), files, name, []byte("pwned"), nil)
+			o, _ := r.WriteFile(cronCtx(t), files, name, []byte("pwned"))
 			if o.Allowed {
 				t.Errorf("root %s: write %s allowed: %+v", fsRoot, name, o.Decision)
 			}
@@ -152,7 +113,7 @@ func TestWriteFileThroughSymlink(t *testing.T) {
 		t.Error("a file was created in ~/.ssh")
 	}
 	// An ordinary link target is allowed; the tool replaces the link.
-	o, err := r.WriteFile(cronCtx(t), tools.Files{Root: home}, home+"/proj/alias.txt", []byte("new"), nil)
+	o, err := r.WriteFile(cronCtx(t), tools.Files{Root: home}, home+"/proj/alias.txt", []byte("new"))
 	if err != nil || !o.Allowed {
 		t.Fatalf("ordinary write: %v %+v", err, o.Decision)
 	}

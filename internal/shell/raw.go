@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -51,12 +52,50 @@ func parserText(src string) (text string, cr byte, why string) {
 		return src, 0, ""
 	}
 	for i := 0; i < len(crStandIns); i++ {
-		if strings.IndexByte(src, crStandIns[i]) < 0 {
+		// Neither present nor producible by an escape ($'\1' decodes
+		// to 0x01, which would map back to "\r").
+		if strings.IndexByte(src, crStandIns[i]) < 0 && !escapeMakes(src, crStandIns[i]) {
 			cr = crStandIns[i]
 			return strings.ReplaceAll(src, "\r", string(cr)), cr, ""
 		}
 	}
 	return "", 0, "carriage returns together with every other control character: too ambiguous to read"
+}
+
+// escapeMakes reports whether a backslash escape anywhere in src could
+// decode to b in a $'…' string (\ooo, \xHH, \uHHHH, \UHHHHHHHH, \cX).
+// It looks at every backslash, quoted or not: erring towards "yes" only
+// skips a stand-in.
+func escapeMakes(src string, b byte) bool {
+	for i := strings.IndexByte(src, '\\'); i >= 0 && i+1 < len(src); {
+		e := src[i+1:]
+		switch {
+		case e[0] >= '0' && e[0] <= '7':
+			j := 0
+			for j < len(e) && j < 3 && e[j] >= '0' && e[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(e[:j], 8, 16)
+			if byte(n) == b {
+				return true
+			}
+		case e[0] == 'x' || e[0] == 'u' || e[0] == 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e[0]]
+			if n, j := hexRun(e, 1, max); j > 1 && n == uint64(b) {
+				return true
+			}
+		case e[0] == 'c' && len(e) > 1:
+			if e[1]&0x1f == b {
+				return true
+			}
+		}
+		next := strings.IndexByte(src[i+1:], '\\')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return false
 }
 
 func invalidUTF8(s string) int {

@@ -7,10 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/runner"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
-	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
 )
 
@@ -27,15 +26,6 @@ func (s sessions) Begin(ctx context.Context, key string) runner.SessionCall {
 // gate; the raw command is still decided first. With no broker, a
 // question is a deny.
 func TestGateSeesSavedFunctions(t *testing.T) {
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	g, err := gate.New(gate.Options{Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
 	home := t.TempDir()
 	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home}, Sandbox: sandboxtest.New(t)}
 	m, err := New(Options{Dir: filepath.Join(t.TempDir(), "shellstate"), Terminal: term})
@@ -45,7 +35,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 	if !m.Bash() {
 		t.Skip("no /bin/bash")
 	}
-	r := runner.New(runner.Options{Gate: g, Audit: db, Terminal: term, Sessions: sessions{m}})
+	r := runnertest.New(t, runnertest.Options{Terminal: term, Sessions: sessions{m}}).Runner
 	work := t.TempDir()
 	build := filepath.Join(work, "build")
 	if err := os.Mkdir(build, 0o700); err != nil {
@@ -53,7 +43,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 	}
 	ctx := sessionCtx(t, "g")
 	var out bytes.Buffer
-	if o, code, err := r.Shell(ctx, "cd "+work+"; clean() { rm -rf build; }", work, &out, &out, nil); err != nil || !o.Allowed || code != 0 {
+	if o, code, err := r.Shell(ctx, "cd "+work+"; clean() { rm -rf build; }", work, &out, &out); err != nil || !o.Allowed || code != 0 {
 		t.Fatalf("define: %+v %d %v %s", o, code, err, out.String())
 	}
 	// An alias definition is analysed when typed; plant one as if an
@@ -67,7 +57,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cmd := range []string{"clean", "wipe"} {
-		o, code, _ := r.Shell(ctx, cmd, work, &out, &out, nil)
+		o, code, _ := r.Shell(ctx, cmd, work, &out, &out)
 		if o.Allowed || code != -1 {
 			t.Errorf("%s: allowed (%+v, exit %d): a saved definition escaped the gate", cmd, o.Decision.Verdict, code)
 		}
@@ -77,7 +67,7 @@ func TestGateSeesSavedFunctions(t *testing.T) {
 	}
 	// A safe call in the session still runs, in the saved directory.
 	out.Reset()
-	if o, code, err := r.Shell(ctx, "pwd", work, &out, &out, nil); err != nil || !o.Allowed || code != 0 || out.String() != work+"\n" {
+	if o, code, err := r.Shell(ctx, "pwd", work, &out, &out); err != nil || !o.Allowed || code != 0 || out.String() != work+"\n" {
 		t.Fatalf("pwd: %+v %d %v %q", o.Decision.Verdict, code, err, out.String())
 	}
 }

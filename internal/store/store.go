@@ -15,7 +15,6 @@ import (
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/grant"
-	"github.com/wardenhq/warden/internal/llm"
 )
 
 // Sentinel errors callers branch on.
@@ -237,13 +236,15 @@ type Store interface {
 }
 
 // Conversations keeps the agents' conversations, one ordered list of
-// messages per conversation id.
+// messages per conversation id. A message is a JSON object the store
+// keeps as it is given: the store knows rows, not model types (the
+// agent encodes its llm.Message).
 type Conversations interface {
 	// AppendMessages adds msgs at the end of conversation, in order.
-	AppendMessages(ctx context.Context, conversation string, msgs ...llm.Message) error
+	AppendMessages(ctx context.Context, conversation string, msgs ...json.RawMessage) error
 	// Messages returns the last limit messages of conversation in order
 	// (all of them if limit <= 0).
-	Messages(ctx context.Context, conversation string, limit int) ([]llm.Message, error)
+	Messages(ctx context.Context, conversation string, limit int) ([]json.RawMessage, error)
 }
 
 // ChainHash is the hash of an audit record: SHA-256 over the previous

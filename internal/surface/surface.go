@@ -68,9 +68,9 @@ type Host interface {
 	// SetYolo turns session yolo on or off, as by.
 	SetYolo(ctx context.Context, session string, on bool, by Identity) error
 	// Shell runs command as o (an owner with a session key and an answer
-	// channel), writing its output to out; onPending, if set, hears the
-	// question it asks.
-	Shell(ctx context.Context, o owner.Owner, command string, out io.Writer, onPending func(store.Request)) (Outcome, error)
+	// channel), writing its output to out. To hear of the question it
+	// asks, make o broker.Notifying.
+	Shell(ctx context.Context, o owner.Owner, command string, out io.Writer) (Outcome, error)
 	// Converse sends message to the agent as o, continuing
 	// conversation; emit, if set, hears each step as it happens. One
 	// message per conversation at a time (ErrBusy); ErrNoModel without

@@ -32,7 +32,7 @@ import (
 // Runner decides, audits and runs a shell command as the owner bound to
 // ctx; *runner.Runner is one.
 type Runner interface {
-	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error)
+	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
 }
 
 // CronRunner starts cron runs on a worker's behalf; the host's cron
@@ -403,7 +403,7 @@ func (cn *conn) shell(ctx context.Context, req Request) Response {
 	}
 	out := &capture{cn: cn, id: req.ID}
 	started := cn.s.o.Now()
-	outcome, code, err := cn.s.o.Runner.Shell(ctx, req.Command, cn.dir, out, out, nil)
+	outcome, code, err := cn.s.o.Runner.Shell(ctx, req.Command, cn.dir, out, out)
 	res := ShellResult{Allowed: outcome.Allowed, Verdict: "deny", Rule: outcome.Decision.Rule, Message: outcome.Message, ExitCode: code}
 	if outcome.Allowed {
 		res.Verdict = "allow"

@@ -15,12 +15,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
-	"github.com/wardenhq/warden/internal/runner"
-	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/tools"
@@ -60,25 +58,9 @@ func (f *fakeCron) Wait(context.Context, string) (string, error) { return "succe
 
 func newEnv(t *testing.T, kanbanMode string, tweak func(*Options)) *env {
 	t.Helper()
-	state := t.TempDir()
-	db, err := sqlite.Open(t.Context(), filepath.Join(state, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	cfg, _, err := config.Parse([]byte("approvals:\n  kanban_mode: "+kanbanMode+"\n"), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := gate.Compile(cfg, gate.Paths{Home: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Options{Policy: pol, Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := runner.New(runner.Options{Gate: g, Audit: db, Terminal: tools.Terminal{Env: execenv.Build([]string{"PATH=/usr/bin:/bin"}, nil, nil), Sandbox: sandboxtest.New(t)}})
+	rf := runnertest.New(t, runnertest.Options{Policy: "approvals:\n  kanban_mode: " + kanbanMode + "\n", Paths: gate.Paths{Home: t.TempDir()},
+		Terminal: tools.Terminal{Env: execenv.Build([]string{"PATH=/usr/bin:/bin"}, nil, nil)}})
+	state, db, r := rf.Dir, rf.DB, rf.Runner
 	e := &env{db: db, socket: filepath.Join(state, "run", SocketName), state: state, cron: &fakeCron{}}
 	o := Options{Board: db, Runner: r, Cron: e.cron, ScratchDir: filepath.Join(state, "scratch"), FailureLimit: 2}
 	if tweak != nil {

@@ -2,22 +2,21 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/wardenhq/warden/internal/llm"
 )
 
 // AppendMessages adds msgs at the end of conversation in one
 // transaction, numbering them after the last one stored.
-func (db *DB) AppendMessages(ctx context.Context, conversation string, msgs ...llm.Message) error {
+func (db *DB) AppendMessages(ctx context.Context, conversation string, msgs ...json.RawMessage) error {
 	if err := db.appendMessages(ctx, conversation, msgs); err != nil {
 		return fmt.Errorf("append messages to %q: %w", conversation, err)
 	}
 	return nil
 }
 
-func (db *DB) appendMessages(ctx context.Context, conversation string, msgs []llm.Message) error {
+func (db *DB) appendMessages(ctx context.Context, conversation string, msgs []json.RawMessage) error {
 	if conversation == "" {
 		return fmt.Errorf("empty conversation id")
 	}
@@ -52,7 +51,7 @@ func (db *DB) appendMessages(ctx context.Context, conversation string, msgs []ll
 
 // Messages returns the last limit messages of conversation in order;
 // limit <= 0 means all.
-func (db *DB) Messages(ctx context.Context, conversation string, limit int) ([]llm.Message, error) {
+func (db *DB) Messages(ctx context.Context, conversation string, limit int) ([]json.RawMessage, error) {
 	q := `SELECT message FROM (SELECT seq, message FROM messages WHERE conversation = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`
 	if limit <= 0 {
 		limit = -1
@@ -62,13 +61,13 @@ func (db *DB) Messages(ctx context.Context, conversation string, limit int) ([]l
 		return nil, fmt.Errorf("messages of %q: %w", conversation, err)
 	}
 	defer rows.Close()
-	out := []llm.Message{}
+	out := []json.RawMessage{}
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
 			return nil, fmt.Errorf("messages of %q: %w", conversation, err)
 		}
-		var m llm.Message
+		var m json.RawMessage
 		if err := decJSON("message", s, &m); err != nil {
 			return nil, fmt.Errorf("messages of %q: %w", conversation, err)
 		}

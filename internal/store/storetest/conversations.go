@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -22,10 +23,10 @@ func RunConversations(t *testing.T, open func(t *testing.T) store.Conversations)
 				{Role: llm.User, Content: "hi"},
 				{Role: llm.Assistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "terminal", Arguments: `{"command":"ls"}`}}},
 			}
-			must(t, "append", s.AppendMessages(ctx, "conv", a...))
+			must(t, "append", s.AppendMessages(ctx, "conv", raws(t, a...)...))
 			b := llm.Message{Role: llm.Tool, ToolCallID: "c1", Content: "a\\nb"}
-			must(t, "append", s.AppendMessages(ctx, "conv", b))
-			must(t, "append other", s.AppendMessages(ctx, "other", llm.Message{Role: llm.User, Content: "elsewhere"}))
+			must(t, "append", s.AppendMessages(ctx, "conv", raws(t, b)...))
+			must(t, "append other", s.AppendMessages(ctx, "other", raws(t, llm.Message{Role: llm.User, Content: "elsewhere"})...))
 			got, err := s.Messages(ctx, "conv", 0)
 			must(t, "read", err)
 			same(t, "all", got, append(a, b))
@@ -42,14 +43,14 @@ func RunConversations(t *testing.T, open func(t *testing.T) store.Conversations)
 			for i := range 50 {
 				m := llm.Message{Role: llm.User, Content: fmt.Sprint(i)}
 				want = append(want, m)
-				must(t, "append", s.AppendMessages(ctx, "c", m))
+				must(t, "append", s.AppendMessages(ctx, "c", raws(t, m)...))
 			}
 			got, err := s.Messages(ctx, "c", 0)
 			must(t, "read", err)
 			same(t, "order", got, want)
 		}},
 		{"empty id refused", func(t *testing.T, s store.Conversations) {
-			if err := s.AppendMessages(t.Context(), "", llm.Message{Role: llm.User}); err == nil {
+			if err := s.AppendMessages(t.Context(), "", raws(t, llm.Message{Role: llm.User})...); err == nil {
 				t.Fatal("empty conversation id accepted")
 			}
 		}},
@@ -57,4 +58,16 @@ func RunConversations(t *testing.T, open func(t *testing.T) store.Conversations)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t)) })
 	}
+}
+
+// raws encodes msgs as the agent stores them.
+func raws(t *testing.T, msgs ...llm.Message) []json.RawMessage {
+	t.Helper()
+	out := make([]json.RawMessage, len(msgs))
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		must(t, "encode message", err)
+		out[i] = b
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
@@ -177,11 +178,11 @@ func describe(r store.Request, room int, now time.Time) view {
 		}
 		if len(r.Classes) > 0 {
 			var cs []string
-			for _, k := range r.Classes {
-				if cl, ok := shell.Lookup(k); ok && cl.Description != "" {
-					cs = append(cs, k+" ("+cl.Description+")")
+			for _, cl := range explain.Classes(r.Classes, nil) {
+				if cl.Description != "" {
+					cs = append(cs, cl.Key+" ("+cl.Description+")")
 				} else {
-					cs = append(cs, clean(k, 100))
+					cs = append(cs, clean(cl.Key, 100))
 				}
 			}
 			add(Field("Why", strings.Join(cs, "; ")))

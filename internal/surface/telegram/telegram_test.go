@@ -315,7 +315,7 @@ func TestOutage(t *testing.T) {
 	dir2 := target(t, r.host)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := r.host.Shell(context.Background(), o, del(dir2), &strings.Builder{}, nil)
+		_, err := r.host.Shell(context.Background(), o, del(dir2), &strings.Builder{})
 		errc <- err
 	}()
 	var second store.Request

@@ -27,10 +27,7 @@ type boardData struct {
 
 // service returns the board's operations, nil without a board store.
 func (c *Console) service() *board.Service {
-	if c.o.Board == nil {
-		return nil
-	}
-	return board.New(board.Options{Store: c.o.Board, Now: c.o.Now})
+	return c.o.Boards
 }
 
 // boardPage shows the board as columns by status; ?task=ID opens the

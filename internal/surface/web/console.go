@@ -105,6 +105,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/agent"
+	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/grant"
@@ -157,7 +158,7 @@ type Store interface {
 // Runner runs a shell command as the owner bound to ctx: it authorises
 // (asking a human if the gate says so), audits, and runs.
 type Runner interface {
-	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer, onPending func(store.Request)) (runner.Outcome, int, error)
+	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
 }
 
 // Options configure a Console.
@@ -177,6 +178,9 @@ type Options struct {
 	// Board is the kanban board's store for the board page; nil means
 	// the page says the board is not available.
 	Board store.BoardStore
+	// Boards is the host's one board service over Board; nil makes New
+	// build one.
+	Boards *board.Service
 	// Credentials checks console sessions and API tokens, and uses
 	// login links.
 	Credentials *credential.Service
@@ -277,6 +281,9 @@ func New(o Options) (*Console, error) {
 		return nil, fmt.Errorf("web console: %w", err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
+	if o.Boards == nil && o.Board != nil {
+		o.Boards = board.New(board.Options{Store: o.Board, Now: o.Now})
+	}
 	c := &Console{
 		o: o, log: o.Logger.With("component", "web"),
 		pages:   pages,

@@ -502,8 +502,8 @@ func TestLateAnswer(t *testing.T) {
 		ids := make(chan store.Request, 1)
 		final := make(chan store.Request, 1)
 		go func() {
-			r, err := f.broker.Ask(ctx, broker.Question{Owner: o, Action: action.NewShell(cmd), Classes: []string{"delete.recursive"},
-				Rule: "ask.human", Timeout: timeout, Notify: func(r store.Request) { ids <- r }})
+			r, err := f.broker.Ask(ctx, broker.Question{Owner: broker.Notifying(o, func(r store.Request) { ids <- r }), Action: action.NewShell(cmd),
+				Classes: []string{"delete.recursive"}, Rule: "ask.human", Timeout: timeout})
 			if err != nil {
 				r.Reason = err.Error()
 			}
@@ -825,7 +825,7 @@ func TestShellReset(t *testing.T) {
 	must(t, err, "owner")
 	ctx := owner.With(t.Context(), o)
 	var out strings.Builder
-	if _, code, err := f.runner.Shell(ctx, "export FOO=bar", "", &out, &out, nil); err != nil || code != 0 {
+	if _, code, err := f.runner.Shell(ctx, "export FOO=bar", "", &out, &out); err != nil || code != 0 {
 		t.Fatalf("export: %d %v %s", code, err, out.String())
 	}
 	if st, _ := f.shell.Load("sh"); st.Env["FOO"] != "bar" {

@@ -273,9 +273,8 @@ func (f *fixture) elicitAsync(ctx context.Context, key string, e store.Elicitati
 	final := make(chan store.Request, 1)
 	go func() {
 		r, err := f.broker.Ask(ctx, broker.Question{
-			Owner: o, Rule: "mcp.elicitation", Elicit: &e,
+			Owner: broker.Notifying(o, func(r store.Request) { created <- r }), Rule: "mcp.elicitation", Elicit: &e,
 			Action: action.NewMCP("files", "confirm_delete", json.RawMessage(`{"path":"/srv/x"}`), false),
-			Notify: func(r store.Request) { created <- r },
 		})
 		if err != nil {
 			r.State, r.Reason = store.Withdrawn, err.Error()

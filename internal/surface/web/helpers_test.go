@@ -23,15 +23,13 @@ import (
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/cron"
-	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
-	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
+	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
-	"github.com/wardenhq/warden/internal/tools"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -96,28 +94,19 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		fo.timeout = time.Minute
 	}
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	b := broker.New(broker.Options{Requests: db, Grants: db, Host: "test", Timeout: fo.timeout, Logger: log})
-	t.Cleanup(func() { b.Close(context.Background(), "test over") })
-	g, err := gate.New(gate.Options{Grants: db, Sessions: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t)}
-	ro := runner.Options{Gate: g, Broker: b, Audit: db, Logger: log, Terminal: term}
+	term := runnertest.Terminal(t)
+	ro := runnertest.Options{Ask: fo.timeout, Logger: log, Terminal: term}
 	var shell *shellstate.Manager
 	if fo.shell {
+		var err error
 		if shell, err = shellstate.New(shellstate.Options{Dir: filepath.Join(t.TempDir(), "shellstate"), Terminal: term, Logger: log}); err != nil {
 			t.Fatal(err)
 		}
 		ro.Sessions = shellSessions{shell}
 	}
-	r := runner.New(ro)
+	rf := runnertest.New(t, ro)
+	db, b, r := rf.DB, rf.Broker, rf.Runner
 	creds := &credential.Service{Store: db, Now: fo.now}
 	admin, err := creds.IssueToken(ctx, "test admin", []credential.Scope{credential.Admin}, 0, "the test")
 	if err != nil {
@@ -344,12 +333,12 @@ func (f *fixture) shellAsync(ctx context.Context, key, command, dir string) (<-c
 	done := make(chan shellResult, 1)
 	go func() {
 		var out lockedBuffer
-		o, code, err := f.runner.Shell(ctx, command, dir, &out, &out, func(r store.Request) {
+		o, code, err := f.runner.Shell(broker.WithNotify(ctx, func(r store.Request) {
 			select {
 			case pending <- r:
 			default:
 			}
-		})
+		}), command, dir, &out, &out)
 		done <- shellResult{out: o, code: code, err: err, stdout: out.String()}
 	}()
 	return pending, done

@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/credential"
+	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/protect"
@@ -347,23 +348,17 @@ func highlight(input string, findings []shell.Finding) []segment {
 	return out
 }
 
-// classes describes the request's class keys from the catalogue, falling
-// back to the findings' own descriptions.
+// classes describes the request's class keys as explain does: from the
+// catalogue, falling back to the findings' own descriptions.
 func classes(keys []string, an *findings) []classView {
-	out := make([]classView, 0, len(keys))
-	for _, k := range keys {
-		cv := classView{Key: k}
-		if cl, ok := shell.Lookup(k); ok {
-			cv.Description, cv.Tier = cl.Description, string(cl.Tier)
-		} else if an != nil {
-			for _, f := range an.Findings {
-				if f.Class == k {
-					cv.Description, cv.Tier = f.Description, string(f.Tier)
-					break
-				}
-			}
-		}
-		out = append(out, cv)
+	var fs []shell.Finding
+	if an != nil {
+		fs = an.Findings
+	}
+	cls := explain.Classes(keys, fs)
+	out := make([]classView, len(cls))
+	for i, c := range cls {
+		out[i] = classView{Key: c.Key, Description: c.Description, Tier: string(c.Tier)}
 	}
 	return out
 }

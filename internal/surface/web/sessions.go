@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wardenhq/warden/internal/agent"
+	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
@@ -452,10 +453,10 @@ func (c *Console) startRun(o owner.Owner, line string, toAgent bool) (*run, erro
 func (c *Console) shell(o owner.Owner, ru *run) {
 	defer c.wg.Done()
 	ctx := owner.With(c.ctx, o)
-	onPending := func(req store.Request) {
+	asking := broker.WithNotify(ctx, func(req store.Request) {
 		c.updateRun(ru, func() { ru.request = req.ID })
-	}
-	out, code, err := c.o.Runner.Shell(ctx, ru.command, c.o.Dir, ru.out, ru.out, onPending)
+	})
+	out, code, err := c.o.Runner.Shell(asking, ru.command, c.o.Dir, ru.out, ru.out)
 	c.updateRun(ru, func() {
 		c.active--
 		ru.ended = c.o.Now()

