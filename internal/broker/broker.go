@@ -30,7 +30,6 @@ import (
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/owner"
-	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
 )
 
@@ -126,10 +125,12 @@ type Question struct {
 	Owner  owner.Owner
 	Action action.Action
 	// Classes and Rule come from the gate's decision; Analysis is the
-	// shell analysis if the action has one.
+	// shell analysis as JSON if the action has one, marshalled by the
+	// asker: the request keeps it for display and for checking a prefix
+	// grant (grant.CheckPrefixJSON), and the broker never reads its type.
 	Classes  []string
 	Rule     string
-	Analysis *shell.Analysis
+	Analysis json.RawMessage
 	// Timeout overrides the broker's default.
 	Timeout time.Duration
 	// Notice is what the human must be told with the question (the
@@ -315,15 +316,9 @@ func (b *Broker) request(id string, q Question, now, deadline time.Time) (store.
 	if err != nil {
 		return store.Request{}, err
 	}
-	var analysis json.RawMessage
-	if q.Analysis != nil {
-		if analysis, err = json.Marshal(q.Analysis); err != nil {
-			return store.Request{}, err
-		}
-	}
 	return store.Request{
 		ID: id, Session: q.Owner.SessionKey(), Owner: ownerJSON, OwnerText: q.Owner.String(),
-		Action: q.Action, Digest: q.Action.Digest(), Classes: q.Classes, Analysis: analysis, Rule: q.Rule,
+		Action: q.Action, Digest: q.Action.Digest(), Classes: q.Classes, Analysis: q.Analysis, Rule: q.Rule,
 		Created: now, Deadline: deadline, Host: b.o.Host, State: store.Pending, Elicit: q.Elicit, Notice: q.Notice,
 	}, nil
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -46,14 +47,23 @@ func newBroker(t testing.TB, db *sqlite.DB, timeout time.Duration) *Broker {
 
 var rm = action.NewShell("rm -rf build")
 
-// rmAnalysis is what the gate hands the broker with rm.
-var rmAnalysis = shell.Analyze("rm -rf build")
+// analysed is the analysis of cmd as the runner hands it to the broker.
+func analysed(cmd string) json.RawMessage {
+	j, err := json.Marshal(shell.Analyze(cmd))
+	if err != nil {
+		panic(err)
+	}
+	return j
+}
+
+// rmAnalysis is what the runner hands the broker with rm.
+var rmAnalysis = analysed("rm -rf build")
 
 // restart is a command of a prefixable class (service.stop): a prefix
 // grant may be chosen for it.
 var restart = action.NewShell("systemctl restart nginx")
 
-var restartAnalysis = shell.Analyze("systemctl restart nginx")
+var restartAnalysis = analysed("systemctl restart nginx")
 
 // askAsync asks in the background and returns the outcome channel.
 func askAsync(ctx context.Context, b *Broker, q Question) <-chan store.Request {
@@ -437,10 +447,10 @@ func TestNoPrefixForDestructiveClasses(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	b := newBroker(t, db, time.Minute)
-	if p := DefaultPrefixOf(rmAnalysis); p != "" {
+	if p := grant.DefaultPrefixJSON(rmAnalysis); p != "" {
 		t.Errorf("prefix %q proposed for rm -rf", p)
 	}
-	if p := DefaultPrefixOf(restartAnalysis); p != "systemctl restart" {
+	if p := grant.DefaultPrefixJSON(restartAnalysis); p != "systemctl restart" {
 		t.Errorf("prefix %q for systemctl restart", p)
 	}
 	done := askAsync(ctx, b, Question{Owner: web("s"), Action: rm, Analysis: rmAnalysis})

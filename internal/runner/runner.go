@@ -16,6 +16,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -147,7 +148,16 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action) (Outcome, err
 		rec.RequestID = req.ID
 		return r.record(ctx, rec)
 	}
-	req, err := r.o.Broker.Ask(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: d.Analysis,
+	// The broker keeps the analysis as JSON (for display and for
+	// checking a prefix grant); it never imports the analyser's types.
+	var analysis json.RawMessage
+	if d.Analysis != nil {
+		var err error
+		if analysis, err = json.Marshal(d.Analysis); err != nil {
+			return notAsked(err)
+		}
+	}
+	req, err := r.o.Broker.Ask(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: analysis,
 		Timeout: r.o.Gate.Policy().Timeout, Notice: d.Notice, Joined: joined})
 	if err != nil {
 		return notAsked(err)
