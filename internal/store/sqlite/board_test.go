@@ -14,3 +14,7 @@ func TestBoardConformance(t *testing.T) {
 func TestCredentialsConformance(t *testing.T) {
 	storetest.RunCredentials(t, func(t *testing.T) store.Credentials { return openTest(t) })
 }
+
+func TestHostsConformance(t *testing.T) {
+	storetest.RunHosts(t, func(t *testing.T) storetest.HostStore { return openTest(t) })
+}
