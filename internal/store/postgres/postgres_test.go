@@ -112,7 +112,7 @@ func TestConversationsConformance(t *testing.T) {
 }
 
 func codecTime(t time.Time) (string, error) { return codec.Time(t) }
-func codecJSON(v any) (string, error)      { return codec.JSON("classes", v) }
+func codecJSON(v any) (string, error)       { return codec.JSON("classes", v) }
 
 func TestHostsConformance(t *testing.T) {
 	storetest.RunHosts(t, func(t *testing.T) storetest.HostStore { return openTest(t) })
