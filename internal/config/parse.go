@@ -154,6 +154,8 @@ type rawConfig struct {
 	LLM              *rawLLM       `yaml:"llm"`
 	Analysis         *rawAnalysis  `yaml:"analysis"`
 	Audit            *rawAudit     `yaml:"audit"`
+	Store            node          `yaml:"store"`
+	Cluster          *rawCluster   `yaml:"cluster"`
 }
 
 type rawAnalysis struct {
@@ -331,6 +333,8 @@ func (v *validator) config(raw *rawConfig) *Config {
 		}
 	}
 	cfg.Audit = v.audit(raw.Audit)
+	cfg.Store = v.store(raw.Store)
+	cfg.Cluster = v.cluster(raw.Cluster)
 	if k := raw.Kanban; k != nil {
 		cfg.Kanban.FailureLimit = v.count(k.FailureLimit.n, "kanban.failure_limit", DefaultFailureLimit, 100)
 		cfg.Kanban.Concurrency = v.count(k.Concurrency.n, "kanban.concurrency", DefaultConcurrency, 64)

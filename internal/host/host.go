@@ -41,6 +41,7 @@ import (
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/cluster"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/connlimit"
 	"github.com/wardenhq/warden/internal/credential"
@@ -53,6 +54,7 @@ import (
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/postgres"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/surface/web"
 	"github.com/wardenhq/warden/internal/tools"
@@ -127,11 +129,17 @@ type Config struct {
 	// connection caps (per remote IP on the console, per peer uid on the
 	// socket); zero fields mean connlimit.Defaults.
 	Limits connlimit.Limits
+	// Store is a postgres:// URL of a store shared with other hosts; it
+	// overrides the config's store: key. "" (and no store: key) keeps
+	// the SQLite store in the state directory.
+	Store string
 
 	// wrap lets tests observe the store; tune lets tests and benchmarks
 	// set the store's options (group commit, the commit hook).
 	wrap func(store.Store) store.Store
 	tune func(*sqlite.Options)
+	// committed hears the records of each commit (the metrics).
+	committed func([]store.Decision)
 }
 
 // Info describes a running host.
@@ -157,7 +165,11 @@ type host struct {
 	id     string
 	log    *slog.Logger
 	out    io.Writer
-	db     *sqlite.DB
+	db     backend
+	// pg is the shared store (nil on SQLite) and member this host's
+	// lease among the hosts sharing it.
+	pg     *postgres.DB
+	member *cluster.Member
 	st     store.Store
 	pol    *policyLoader
 	broker *broker.Broker
@@ -263,14 +275,23 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if h.pol, err = loadPolicy(cfg.ConfigPath, paths, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
-	opts := sqlite.Options{Anchors: AnchorSinks(h.pol.start.Audit), Logger: cfg.Logger}
-	if cfg.tune != nil {
-		cfg.tune(&opts)
-	}
-	if h.db, err = sqlite.OpenWith(ctx, filepath.Join(state, DBName), opts); err != nil {
+	if h.db, err = h.openStore(ctx); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	undo = append(undo, func() { h.db.Close() })
+	alive := alive
+	if h.pg != nil {
+		// Join before anything names this host: its lease is what the
+		// other hosts go by.
+		if h.member, err = cluster.Join(ctx, cluster.Options{
+			Store: h.pg, ID: h.id, Addr: cfg.Addr, Lease: h.pol.start.Cluster.Lease,
+			FailureLimit: h.pol.start.Kanban.FailureLimit, Follow: h.pg.Follow, Logger: cfg.Logger,
+		}); err != nil {
+			return nil, fmt.Errorf("start host: join the hosts sharing the store: %w", err)
+		}
+		undo = append(undo, func() { _ = h.member.Leave(context.WithoutCancel(ctx)) })
+		alive = h.member.Alive
+	}
 	h.st = h.db
 	if cfg.wrap != nil {
 		h.st = cfg.wrap(h.db)
@@ -290,6 +311,9 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Requests: h.st, Grants: h.st, Host: h.id, Alive: alive,
 		Timeout: h.pol.current().Timeout, Logger: cfg.Logger,
 	})
+	if h.member != nil {
+		h.member.SetBroker(h.broker)
+	}
 	recovered, err := h.broker.Recover(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("start host: withdraw an earlier run's requests: %w", err)
@@ -325,6 +349,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
 		Ended: h.dropShell, Agent: h.agents.workerAgent(),
+		Holder: h.id, Lease: h.claimLease(), Alive: alive,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -390,7 +415,7 @@ func (h *host) newCron(ctx context.Context) error {
 	}
 	h.cronJobs = len(jobs)
 	h.cron, err = cron.New(cron.Options{Store: h.db, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir,
-		Ended: h.dropShell, Agent: h.agents.cronAgent()})
+		Ended: h.dropShell, Agent: h.agents.cronAgent(), Shared: h.pg != nil})
 	if err != nil {
 		return fmt.Errorf("cron: %w", err)
 	}
@@ -414,7 +439,7 @@ func (h *host) serve(ctx context.Context) error {
 	apiSrv := h.api.HTTPServer(serveCtx)
 
 	var wg sync.WaitGroup
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	for _, s := range []struct {
 		srv *http.Server
 		ln  net.Listener
@@ -428,6 +453,13 @@ func (h *host) serve(ctx context.Context) error {
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() { h.pol.run(watchCtx) })
 	wg.Go(func() { h.watchStore(watchCtx) })
+	if h.member != nil {
+		wg.Go(func() {
+			if err := h.member.Run(watchCtx); err != nil {
+				errc <- err
+			}
+		})
+	}
 	// The scheduler carries none of ctx's values: each run's context
 	// holds its own owner only.
 	cronCtx, stopCron := context.WithCancelCause(context.Background())
@@ -483,6 +515,13 @@ func (h *host) serve(ctx context.Context) error {
 	stopWatch()
 	wg.Wait()        // the scheduler and the dispatcher have returned: nothing writes the store any more
 	h.agents.close() // MCP servers' sessions end (their stdio servers exit)
+	if h.member != nil {
+		// The other hosts need not wait for the lease to expire: this
+		// host's requests were withdrawn and its runs ended above.
+		if err := h.member.Leave(down); err != nil {
+			h.log.WarnContext(down, "leave the hosts sharing the store", "err", err)
+		}
+	}
 	if err := h.db.Close(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("close store: %w", err))
 	}
@@ -508,7 +547,13 @@ func (h *host) watchStore(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = h.db.CheckFile()
+			switch db := h.db.(type) {
+			case *sqlite.DB:
+				_ = db.CheckFile()
+			case *postgres.DB:
+				// A reachable server clears a connection fault.
+				_ = db.Ping(ctx)
+			}
 		}
 	}
 }
@@ -549,6 +594,7 @@ func (h *host) banner(recovered int) {
 	w := h.out
 	fmt.Fprintf(w, "warden: host %s started\n", h.id)
 	fmt.Fprintf(w, "  state:   %s\n", h.cfg.StateDir)
+	fmt.Fprintf(w, "  store:   %s\n", h.describeStore())
 	fmt.Fprintf(w, "  config:  %s\n", h.pol.describe())
 	fmt.Fprintf(w, "  console: %s\n", h.info.ConsoleURL)
 	fmt.Fprintln(w, "  login:   run `warden console` for a one-time login link; scripts: `warden token create --scope read`")
