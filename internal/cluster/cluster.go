@@ -166,7 +166,15 @@ func (m *Member) refresh(ctx context.Context) error {
 	return nil
 }
 
-// Hosts lists the leases as last read.
+// Holding reports whether this host renewed its lease within the
+// lease's length (readiness).
+func (m *Member) Holding() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return time.Since(m.renewed) < m.o.Lease
+}
+
+// Hosts lists the leases.
 func (m *Member) Hosts(ctx context.Context) ([]store.HostLease, error) {
 	return m.o.Store.ListHosts(ctx)
 }

@@ -50,6 +50,7 @@ import (
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/ops"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/shellstate"
@@ -170,6 +171,8 @@ type host struct {
 	// lease among the hosts sharing it.
 	pg     *postgres.DB
 	member *cluster.Member
+	// ops serves /healthz, /readyz and /metrics on the console address.
+	ops    *ops.Ops
 	st     store.Store
 	pol    *policyLoader
 	broker *broker.Broker
@@ -249,6 +252,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		}
 	}
 	h := &host{cfg: cfg, id: newID(""), out: cfg.Stdout, socket: filepath.Join(state, localapi.SocketName)}
+	h.ops = h.newOps()
 	h.log = cfg.Logger.With("component", "host", "host_id", h.id)
 	var undo []func()
 	defer func() {
@@ -286,6 +290,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		if h.member, err = cluster.Join(ctx, cluster.Options{
 			Store: h.pg, ID: h.id, Addr: cfg.Addr, Lease: h.pol.start.Cluster.Lease,
 			FailureLimit: h.pol.start.Kanban.FailureLimit, Follow: h.pg.Follow, Logger: cfg.Logger,
+			Reaped: func(r cluster.Reap) { h.ops.Reaped(len(r.Hosts), r.Requests, r.CronRuns, r.TaskRuns) },
 		}); err != nil {
 			return nil, fmt.Errorf("start host: join the hosts sharing the store: %w", err)
 		}
@@ -414,7 +419,7 @@ func (h *host) newCron(ctx context.Context) error {
 		return fmt.Errorf("cron: %w", err)
 	}
 	h.cronJobs = len(jobs)
-	h.cron, err = cron.New(cron.Options{Store: h.db, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir,
+	h.cron, err = cron.New(cron.Options{Store: cronMetrics{h.db, h.ops}, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir,
 		Ended: h.dropShell, Agent: h.agents.cronAgent(), Shared: h.pg != nil})
 	if err != nil {
 		return fmt.Errorf("cron: %w", err)
@@ -431,7 +436,7 @@ func (h *host) serve(ctx context.Context) error {
 	// admin socket per peer uid. The console's event stream and the
 	// socket's streams lift their own deadlines.
 	webSrv := &http.Server{
-		Handler:     h.console,
+		Handler:     h.ops.Wrap(h.console),
 		BaseContext: func(net.Listener) context.Context { return serveCtx },
 		ErrorLog:    slog.NewLogLogger(h.cfg.Logger.With("component", "web").Handler(), slog.LevelWarn),
 	}
@@ -547,12 +552,16 @@ func (h *host) watchStore(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			var err error
 			switch db := h.db.(type) {
 			case *sqlite.DB:
-				_ = db.CheckFile()
+				err = db.CheckFile()
 			case *postgres.DB:
 				// A reachable server clears a connection fault.
-				_ = db.Ping(ctx)
+				err = db.Ping(ctx)
+			}
+			if _, fault := h.db.Fault(); err != nil || fault != nil {
+				h.ops.StoreError()
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/anchor"
+	"github.com/wardenhq/warden/internal/ops"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/postgres"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -53,7 +54,7 @@ func (h *host) openStore(ctx context.Context) (backend, error) {
 	if u := h.storeURL(); u != "" {
 		db, err := postgres.Open(ctx, u, postgres.Options{
 			Anchor: filepath.Join(h.cfg.StateDir, PGAnchorName), Anchors: AnchorSinks(h.pol.start.Audit),
-			Origin: h.id, Logger: h.cfg.Logger, Committed: h.cfg.committed,
+			Origin: h.id, Logger: h.cfg.Logger, Committed: h.committed,
 		})
 		if err != nil {
 			return nil, err
@@ -61,7 +62,7 @@ func (h *host) openStore(ctx context.Context) (backend, error) {
 		h.pg = db
 		return db, nil
 	}
-	opts := sqlite.Options{Anchors: AnchorSinks(h.pol.start.Audit), Logger: h.cfg.Logger, Committed: h.cfg.committed}
+	opts := sqlite.Options{Anchors: AnchorSinks(h.pol.start.Audit), Logger: h.cfg.Logger, Committed: h.committed}
 	if h.cfg.tune != nil {
 		h.cfg.tune(&opts)
 	}
@@ -86,3 +87,83 @@ func (h *host) describeStore() string {
 	return filepath.Join(h.cfg.StateDir, DBName) + " (SQLite)"
 }
 
+
+// committed hears each commit's audit records (the store's Committed
+// hook): the metrics count them.
+func (h *host) committed(recs []store.Decision) {
+	h.ops.Committed(recs)
+	if h.cfg.committed != nil {
+		h.cfg.committed(recs)
+	}
+}
+
+// newOps builds the health, readiness and metrics endpoints.
+func (h *host) newOps() *ops.Ops {
+	return ops.New(ops.Options{
+		Ready:  h.ready,
+		Tokens: tokens{h},
+		Pending: func(ctx context.Context) (int, error) {
+			rs, err := h.db.PendingRequests(ctx, "")
+			return len(rs), err
+		},
+		Leases: func(ctx context.Context) (int, error) {
+			rs, err := h.db.RunningRuns(ctx)
+			n := 0
+			for _, r := range rs {
+				if r.Holder == h.id {
+					n++
+				}
+			}
+			return n, err
+		},
+		Hosts: func(ctx context.Context) (int, error) {
+			if h.member == nil {
+				return 1, nil
+			}
+			hs, err := h.member.Hosts(ctx)
+			n := 0
+			for _, x := range hs {
+				if x.Live {
+					n++
+				}
+			}
+			return n, err
+		},
+	})
+}
+
+// tokens checks /metrics' tokens once the credential service exists.
+type tokens struct{ h *host }
+
+func (t tokens) Token(ctx context.Context, secret string) (store.Credential, error) {
+	return t.h.creds.Token(ctx, secret)
+}
+
+// ready is readiness: the store accepts work, answers, and has the
+// schema this binary wants; on a shared store, this host's lease holds.
+func (h *host) ready(ctx context.Context) error {
+	if _, err := h.db.Fault(); err != nil {
+		return ops.NotReady("store")
+	}
+	if h.pg != nil {
+		if err := h.pg.Ping(ctx); err != nil {
+			return ops.NotReady("store")
+		}
+		if !h.member.Holding() {
+			return ops.NotReady("lease")
+		}
+	}
+	return nil
+}
+
+// cronMetrics observes the lag of the runs the scheduler claims.
+type cronMetrics struct {
+	store.CronStore
+	ops *ops.Ops
+}
+
+func (c cronMetrics) ClaimDue(ctx context.Context, now time.Time, host string, plan store.CronPlan) ([]store.CronRun, error) {
+	runs, err := c.CronStore.ClaimDue(ctx, now, host, plan)
+	c.ops.CronClaimed(runs)
+	return runs, err
+}
