@@ -137,7 +137,7 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	logger := opts.log.logger(stderr, slog.LevelInfo)
 	err = host.Run(ctx, host.Config{
 		StateDir: state, ScratchDir: scratch, ConfigPath: cfgPath, Addr: opts.addr, AllowRemote: opts.allowRemote, ConsoleHosts: opts.hosts, Yolo: opts.yolo,
-		Store: opts.store,
+		Store:  opts.store,
 		Stdout: stdout, Logger: logger,
 		Environ: os.Environ(), // the edge: commands get an allowlisted copy (execenv)
 		Paths:   hostPaths(cfgPath),

@@ -162,11 +162,11 @@ func Run(ctx context.Context, cfg Config) error {
 
 // host is one running host.
 type host struct {
-	cfg    Config
-	id     string
-	log    *slog.Logger
-	out    io.Writer
-	db     backend
+	cfg Config
+	id  string
+	log *slog.Logger
+	out io.Writer
+	db  backend
 	// pg is the shared store (nil on SQLite) and member this host's
 	// lease among the hosts sharing it.
 	pg     *postgres.DB

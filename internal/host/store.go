@@ -87,7 +87,6 @@ func (h *host) describeStore() string {
 	return filepath.Join(h.cfg.StateDir, DBName) + " (SQLite)"
 }
 
-
 // committed hears each commit's audit records (the store's Committed
 // hook): the metrics count them.
 func (h *host) committed(recs []store.Decision) {
