@@ -149,16 +149,17 @@ func (db *DB) NextCronDue(ctx context.Context) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("next cron due: %w", db.noteConn(err))
 }
 
-// claimBatch bounds the jobs one ClaimDue transaction takes, so that a
-// burst of due jobs is shared among the hosts rather than claimed by
-// the first one in one long transaction.
-const claimBatch = 500
+// claimBatch bounds the jobs one ClaimDue takes, so that a burst of
+// due jobs is shared among the hosts and the first runs start while the
+// rest are still being claimed: the scheduler calls ClaimDue again at
+// once while a job is due (store.CronStore allows batches).
+const claimBatch = 100
 
 // ClaimDue implements store.CronStore across hosts: one transaction
-// locks the due jobs FOR UPDATE SKIP LOCKED (jobs another host is
-// claiming are left to it), advances each and inserts its run under
-// UNIQUE (job, slot), so a slot fires once whichever host claims it.
-// It takes at most claimBatch jobs at a time, in several transactions.
+// locks up to claimBatch due jobs FOR UPDATE SKIP LOCKED (jobs another
+// host is claiming are left to it), advances each and inserts its run
+// under UNIQUE (job, slot), so a slot fires once whichever host claims
+// it.
 func (db *DB) ClaimDue(ctx context.Context, now time.Time, host string, plan store.CronPlan) ([]store.CronRun, error) {
 	if plan.Next == nil {
 		return nil, errors.New("claim due cron jobs: plan has no Next")
@@ -168,34 +169,28 @@ func (db *DB) ClaimDue(ctx context.Context, now time.Time, host string, plan sto
 		return nil, fmt.Errorf("claim due cron jobs: %w", err)
 	}
 	out := []store.CronRun{}
-	for {
-		var claimed int
-		err := db.inTx(ctx, func(tx pgx.Tx) error {
-			jobs, err := queryRows(ctx, tx, scanCronJob, `SELECT `+cronJobCols+` FROM cron_jobs
-				WHERE enabled AND next_run IS NOT NULL AND next_run <= $1
-				ORDER BY next_run, name LIMIT $2 FOR UPDATE SKIP LOCKED`, at, claimBatch)
-			if err != nil {
-				return err
-			}
-			claimed = len(jobs)
-			for _, j := range jobs {
-				r, ok, err := claimJob(ctx, tx, j, now, host, plan)
-				if err != nil {
-					return fmt.Errorf("job %s: %w", j.Name, err)
-				}
-				if ok {
-					out = append(out, r)
-				}
-			}
-			return nil
-		})
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		jobs, err := queryRows(ctx, tx, scanCronJob, `SELECT `+cronJobCols+` FROM cron_jobs
+			WHERE enabled AND next_run IS NOT NULL AND next_run <= $1
+			ORDER BY next_run, name LIMIT $2 FOR UPDATE SKIP LOCKED`, at, claimBatch)
 		if err != nil {
-			return nil, fmt.Errorf("claim due cron jobs: %w", err)
+			return err
 		}
-		if claimed < claimBatch {
-			return out, nil
+		for _, j := range jobs {
+			r, ok, err := claimJob(ctx, tx, j, now, host, plan)
+			if err != nil {
+				return fmt.Errorf("job %s: %w", j.Name, err)
+			}
+			if ok {
+				out = append(out, r)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim due cron jobs: %w", err)
 	}
+	return out, nil
 }
 
 // claimJob advances one due job and records its run; ok reports a run
