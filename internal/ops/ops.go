@@ -16,7 +16,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -58,9 +57,6 @@ type Ops struct {
 	cronLag     prometheus.Histogram
 	storeErrors prometheus.Counter
 	reaped      *prometheus.CounterVec
-
-	mu       sync.Mutex
-	lastFail string
 }
 
 // New returns Ops with its metrics registered.
