@@ -5,7 +5,9 @@
 // an agent's process and is refused, whatever its uid. The operator's
 // CLI descends from the operator's shell, not from the host.
 //
-// The chain is read from /proc/PID/stat (Linux). A process that
+// The chain is read from /proc/PID/stat on Linux and from the kernel's
+// process table (sysctl kern.proc.pid, struct kinfo_proc) on macOS;
+// other systems have no reader and every peer is refused. A process that
 // double-forks re-parents to init (or a subreaper) and leaves the chain;
 // Boundary also refuses any process in a process group the host created
 // for a worker or tool run (Groups), which a double fork keeps unless it
@@ -14,8 +16,9 @@
 // making the host a child subreaper (prctl PR_SET_CHILD_SUBREAPER) would
 // keep even those under it.
 //
-// PeerCred reads SO_PEERCRED from a unix socket connection: the kernel's
-// record of who connected, which the client cannot forge.
+// PeerCred reads the peer credentials of a unix socket connection
+// (SO_PEERCRED on Linux; LOCAL_PEERCRED and LOCAL_PEERPID on macOS): the
+// kernel's record of who connected, which the client cannot forge.
 package ancestry
 
 import (
@@ -35,23 +38,39 @@ var ErrAgentProcess = errors.New("process descends from a warden tool run or wor
 // maxDepth bounds a parent chain walk; real chains are a few dozen long.
 const maxDepth = 4096
 
-// Proc is one process as /proc/PID/stat reports it.
+// Cred is the process on the other end of a unix socket connection, as
+// the kernel recorded it when the connection was made.
+type Cred struct {
+	PID int
+	UID int
+	GID int
+}
+
+// Proc is one process as the kernel reports it (/proc/PID/stat on
+// Linux, kinfo_proc on macOS).
 type Proc struct {
 	PID  int
 	PPID int
 	PGID int
-	SID  int
+	// SID is the session id (Linux only; 0 on macOS, whose kinfo_proc
+	// does not carry it).
+	SID int
 	// Comm is the command name (at most 15 bytes, as the kernel keeps
 	// it), for messages only.
 	Comm string
-	// Start is the start time in clock ticks since boot: with PID it
-	// names one process even after the pid is reused.
+	// Start is the start time, in the system's own unit (clock ticks
+	// since boot on Linux, microseconds since the epoch on macOS): with
+	// PID it names one process even after the pid is reused. Compare it
+	// only with another Start read on the same system.
 	Start uint64
 }
 
-// FS reads processes from a proc file system.
+// FS reads processes: from the running system's kernel when Root is ""
+// (/proc on Linux, sysctl on macOS), or from a proc file system mounted
+// at Root (tests give a fake one).
 type FS struct {
-	// Root is the mount point; "" means /proc.
+	// Root is a proc file system's mount point; "" means the running
+	// system's own process table.
 	Root string
 }
 
@@ -67,6 +86,14 @@ func (f FS) Stat(pid int) (Proc, error) {
 	if pid <= 0 {
 		return Proc{}, fmt.Errorf("stat process %d: not a pid", pid)
 	}
+	if f.Root == "" {
+		return statSystem(pid)
+	}
+	return f.procStat(pid)
+}
+
+// procStat reads one process from the proc file system at f's root.
+func (f FS) procStat(pid int) (Proc, error) {
 	b, err := os.ReadFile(filepath.Join(f.root(), strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return Proc{}, fmt.Errorf("stat process %d: %w", pid, err)

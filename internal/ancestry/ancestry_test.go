@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -133,8 +134,8 @@ func start(t *testing.T, script string) (*exec.Cmd, string) {
 }
 
 func TestBoundaryOnRealProcesses(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc")
+	if _, err := (FS{}).Stat(os.Getpid()); err != nil {
+		t.Skipf("this system's processes cannot be read: %v", err)
 	}
 	host := os.Getpid()
 	groups := &Groups{}
@@ -224,7 +225,7 @@ func TestPeerCred(t *testing.T) {
 
 func TestPeerPidfd(t *testing.T) {
 	pf, err := PeerPidfd(accepted(t))
-	if errors.Is(err, ErrNoPidfd) && os.Getenv("WARDEN_FULL") != "1" {
+	if errors.Is(err, ErrNoPidfd) && (runtime.GOOS != "linux" || os.Getenv("WARDEN_FULL") != "1") {
 		t.Skip(err)
 	}
 	if err != nil {
@@ -233,25 +234,5 @@ func TestPeerPidfd(t *testing.T) {
 	defer pf.Close()
 	if err := pf.Alive(); err != nil {
 		t.Errorf("this process is not alive: %v", err)
-	}
-}
-
-// TestOutside: the host's own process and a child in its namespaces are
-// outside every sandbox (what a sandbox is refused for is shown in
-// internal/localapi, where real namespaces are made).
-func TestOutside(t *testing.T) {
-	b := Boundary{Host: os.Getpid()}
-	child, _ := start(t, `echo up; sleep 30`)
-	for _, pid := range []int{os.Getpid(), child.Process.Pid} {
-		o, err := b.Outside(pid, false)
-		if err != nil || !o.Inodes || o.PIDDepth < 1 {
-			t.Errorf("Outside(%d) = %+v, %v", pid, o, err)
-		}
-	}
-	if _, err := b.Outside(1<<22+12345, false); err == nil {
-		t.Error("a pid that does not exist was proven outside")
-	}
-	if _, err := (Boundary{}).Outside(os.Getpid(), false); err == nil {
-		t.Error("a boundary without a host proved something")
 	}
 }

@@ -3,7 +3,6 @@ package ancestry
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,11 +27,21 @@ type Outside struct {
 	// and equal the host's; false when they could not be read (a root
 	// peer of a host that is not root) and only PIDDepth was proven.
 	Inodes bool
+	// Seatbelt is set on macOS, which has no namespaces: nothing about
+	// the process itself proves it is outside a sandbox-exec profile.
+	// What stands in is that the profile every tool run gets denies
+	// connecting to the host's sockets (a confined process cannot reach
+	// the admin socket at all), and the ancestry and process-group walk
+	// of Boundary.Check.
+	Seatbelt bool
 }
 
 // String says what was proven, for audit records.
 func (o Outside) String() string {
-	if o.Inodes {
+	switch {
+	case o.Seatbelt:
+		return "outside sandboxes (macOS: not in the host's ancestry or tool-run groups; sandboxed runs cannot reach the socket)"
+	case o.Inodes:
 		return "outside sandboxes"
 	}
 	return "outside sandboxes (pid namespace checked; mount and user namespaces unreadable)"
@@ -79,45 +88,4 @@ func (f FS) PIDDepth(pid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("status of process %d: no NSpid line (kernel older than 4.1?)", pid)
-}
-
-// Outside proves that pid runs in the host's PID, mount and user
-// namespaces, or returns an error wrapping ErrSandboxed for one that
-// does not, or another error when it cannot tell (refuse then: fail
-// closed). rootPeer says the kernel reported uid 0 for the peer: a
-// process a non-root host may not inspect, and which no sandbox of a
-// non-root host can produce (its user namespace maps the host's uid
-// only), so for it the PID namespace depth is proof enough.
-func (b Boundary) Outside(pid int, rootPeer bool) (Outside, error) {
-	if b.Host <= 0 {
-		return Outside{}, errors.New("admin boundary: no host pid")
-	}
-	hostDepth, err := b.FS.PIDDepth(b.Host)
-	if err != nil {
-		return Outside{}, fmt.Errorf("admin boundary: %w", err)
-	}
-	depth, err := b.FS.PIDDepth(pid)
-	if err != nil {
-		return Outside{}, fmt.Errorf("admin boundary: cannot read process %d, refusing it: %w", pid, err)
-	}
-	if depth != hostDepth {
-		return Outside{}, fmt.Errorf("%w: process %d is %d PID namespaces deep, the host %d", ErrSandboxed, pid, depth, hostDepth)
-	}
-	mine, err := b.FS.Namespaces(b.Host)
-	if err != nil {
-		return Outside{}, fmt.Errorf("admin boundary: %w", err)
-	}
-	theirs, err := b.FS.Namespaces(pid)
-	switch {
-	case err != nil && rootPeer && errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0:
-		return Outside{PIDDepth: depth}, nil
-	case err != nil:
-		return Outside{}, fmt.Errorf("admin boundary: cannot read the namespaces of process %d, refusing it: %w", pid, err)
-	}
-	for _, ns := range namespaces {
-		if theirs[ns] != mine[ns] {
-			return Outside{}, fmt.Errorf("%w: process %d is in %s, the host in %s", ErrSandboxed, pid, theirs[ns], mine[ns])
-		}
-	}
-	return Outside{PIDDepth: depth, Inodes: true}, nil
 }

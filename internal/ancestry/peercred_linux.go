@@ -9,14 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Cred is the process on the other end of a unix socket connection, as
-// the kernel recorded it when the connection was made.
-type Cred struct {
-	PID int
-	UID int
-	GID int
-}
-
 // PeerCred reads SO_PEERCRED from c.
 func PeerCred(c *net.UnixConn) (Cred, error) {
 	raw, err := c.SyscallConn()

@@ -506,7 +506,7 @@ func (b *Broker) Resolve(ctx context.Context, id string, a Answer) (store.Reques
 			if res.Grain == "" {
 				res.Grain = grant.Exact
 			}
-			if res.Grain == grant.Prefix && a.Pattern != "" {
+			if res.Grain == grant.Prefix {
 				r, err := b.o.Requests.GetRequest(ctx, id)
 				if err != nil {
 					return r, err

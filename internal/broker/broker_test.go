@@ -64,6 +64,12 @@ var rm = action.NewShell("rm -rf build")
 // rmAnalysis is what the gate hands the broker with rm.
 var rmAnalysis = shell.Analyze("rm -rf build")
 
+// restart is a command of a prefixable class (service.stop): a prefix
+// grant may be chosen for it.
+var restart = action.NewShell("systemctl restart nginx")
+
+var restartAnalysis = shell.Analyze("systemctl restart nginx")
+
 // askAsync asks in the background and returns the outcome channel.
 func askAsync(ctx context.Context, b *Broker, q Question) <-chan store.Request {
 	ch := make(chan store.Request, 1)
@@ -197,6 +203,7 @@ func TestCoalescing(t *testing.T) {
 		t.Fatalf("second: %s %q", r.State, r.Reason)
 	}
 	// A session approval covers every follower and records a grant.
+	q = Question{Owner: web("s"), Action: restart, Analysis: restartAnalysis}
 	a1, a2 := askAsync(ctx, b, q), askAsync(ctx, b, q)
 	p = waitPending(t, b, "s", 1)
 	time.Sleep(20 * time.Millisecond)
@@ -207,7 +214,7 @@ func TestCoalescing(t *testing.T) {
 		t.Fatalf("session approval: %s %s", r1.State, r2.State)
 	}
 	gs, err := b.o.Grants.Grants(ctx, "s")
-	if err != nil || len(gs) != 1 || gs[0].Pattern != "rm -rf *" || gs[0].Grain != grant.Prefix {
+	if err != nil || len(gs) != 1 || gs[0].Pattern != "systemctl restart *" || gs[0].Grain != grant.Prefix {
 		t.Fatalf("grant: %v %+v", err, gs)
 	}
 }
@@ -374,12 +381,12 @@ func BenchmarkAskAnswerWake(b *testing.B) {
 func TestPrefixMustCoverTheCommand(t *testing.T) {
 	ctx := context.Background()
 	b := newBroker(t, openDB(t), time.Minute)
-	done := askAsync(ctx, b, Question{Owner: web("s"), Action: rm, Analysis: rmAnalysis})
+	done := askAsync(ctx, b, Question{Owner: web("s"), Action: restart, Analysis: restartAnalysis})
 	p := waitPending(t, b, "s", 1)
 	if _, err := b.Resolve(ctx, p[0].ID, Answer{Approve: true, Scope: store.Always, Grain: grant.Prefix, Pattern: "git push"}); !errors.Is(err, ErrPattern) {
 		t.Fatalf("unrelated prefix: %v", err)
 	}
-	if _, err := b.Resolve(ctx, p[0].ID, Answer{Approve: true, Scope: store.Always, Grain: grant.Prefix, Pattern: "rm"}); err != nil {
+	if _, err := b.Resolve(ctx, p[0].ID, Answer{Approve: true, Scope: store.Always, Grain: grant.Prefix, Pattern: "systemctl"}); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-done; r.State != store.Answered {
@@ -434,5 +441,38 @@ func BenchmarkAnswerToWake(b *testing.B) {
 			b.Fatal(err)
 		}
 		<-done
+	}
+}
+
+// TestNoPrefixForDestructiveClasses: a recursive delete gets no prefix
+// proposal, and a prefix grant for it is refused (pattern or not), so
+// one click can never grant "rm -rf *"; its exact command can still be
+// approved for the session.
+func TestNoPrefixForDestructiveClasses(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	b := newBroker(t, db, time.Minute)
+	if p := DefaultPrefixOf(rmAnalysis); p != "" {
+		t.Errorf("prefix %q proposed for rm -rf", p)
+	}
+	if p := DefaultPrefixOf(restartAnalysis); p != "systemctl restart" {
+		t.Errorf("prefix %q for systemctl restart", p)
+	}
+	done := askAsync(ctx, b, Question{Owner: web("s"), Action: rm, Analysis: rmAnalysis})
+	p := waitPending(t, b, "s", 1)
+	for _, pattern := range []string{"", "rm -rf", "rm"} {
+		if _, err := b.Resolve(ctx, p[0].ID, Answer{Approve: true, Scope: store.Always, Grain: grant.Prefix, Pattern: pattern}); !errors.Is(err, ErrPattern) {
+			t.Errorf("prefix %q for rm -rf: %v, want ErrPattern", pattern, err)
+		}
+	}
+	if _, err := b.Resolve(ctx, p[0].ID, Answer{Approve: true, Scope: store.Session, Grain: grant.Exact}); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.State != store.Answered {
+		t.Fatal(r.State)
+	}
+	gs, err := db.Grants(ctx, "s")
+	if err != nil || len(gs) != 1 || gs[0].Grain != grant.Exact {
+		t.Errorf("grants %+v %v", gs, err)
 	}
 }

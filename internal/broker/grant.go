@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,9 +69,14 @@ var subcommandTools = map[string]bool{"git": true, "docker": true, "podman": tru
 
 // DefaultPrefixOf proposes an argv prefix for the first flagged command:
 // its name, the verb of tools that have one, and the options before the
-// first operand, so one click grants `git push -f *` or `rm -rf *`, not
-// every rm.
+// first operand, so one click grants `systemctl restart *`, not every
+// systemctl. It proposes none (and no prefix grain is offered) unless
+// every finding's class is shell.Prefixable: a prefix of a delete, a
+// disk write or a history rewrite would grant the next, worse one.
 func DefaultPrefixOf(a *shell.Analysis) string {
+	if !PrefixOffered(a) {
+		return ""
+	}
 	for _, f := range a.Findings {
 		if f.Command < 0 || f.Command >= len(a.Commands) {
 			continue
@@ -95,19 +101,38 @@ func DefaultPrefixOf(a *shell.Analysis) string {
 	return ""
 }
 
+// PrefixOffered reports whether a prefix grant may be chosen for a
+// command with analysis a: it was flagged, and only for prefixable
+// classes.
+func PrefixOffered(a *shell.Analysis) bool {
+	if len(a.Findings) == 0 {
+		return false
+	}
+	for _, f := range a.Findings {
+		if !shell.Prefixable(f.Class) {
+			return false
+		}
+	}
+	return true
+}
+
 // ErrPattern: a prefix pattern a human chose does not cover the action
 // being approved, so recording it would grant something else.
 var ErrPattern = errors.New("prefix pattern does not cover this command")
 
-// checkPattern refuses a prefix grant that would not cover the request's
-// own command.
+// checkPattern refuses a prefix grant for a command whose classes are
+// not prefixable, and a pattern that would not cover the request's own
+// command ("" is the default prefix, which covers it).
 func checkPattern(r store.Request, pattern string) error {
-	if pattern == "" {
-		return nil
-	}
 	var a shell.Analysis
 	if len(r.Analysis) == 0 || json.Unmarshal(r.Analysis, &a) != nil {
 		return fmt.Errorf("%w: %q (the request has no analysis)", ErrPattern, pattern)
+	}
+	if !PrefixOffered(&a) {
+		return fmt.Errorf("%w: a prefix grant is not offered for %s (it is destructive, or warden cannot see what runs): approve this exact command instead", ErrPattern, strings.Join(findingClasses(&a), ", "))
+	}
+	if pattern == "" {
+		return nil
 	}
 	if !strings.HasSuffix(pattern, " *") {
 		pattern += " *"
@@ -121,4 +146,15 @@ func checkPattern(r store.Request, pattern string) error {
 		return fmt.Errorf("%w: %q", ErrPattern, pattern)
 	}
 	return nil
+}
+
+// findingClasses lists the classes of a's findings, each once.
+func findingClasses(a *shell.Analysis) []string {
+	var out []string
+	for _, f := range a.Findings {
+		if !slices.Contains(out, f.Class) {
+			out = append(out, f.Class)
+		}
+	}
+	return out
 }

@@ -51,8 +51,9 @@ countdown to approvals.timeout:
   [o]nce [s]ession [a]lways [d]eny
 
 o runs it this once, s for the rest of this session, a always (both record
-the exact command line), d denies; Ctrl-C, end of input or the countdown
-running out deny. The question is also in the host's queue (warden
+the exact command line; a asks y/n to confirm first, since it holds for
+every session), d denies; Ctrl-C, end of input or the countdown running
+out deny. The choice taken is echoed. The question is also in the host's queue (warden
 approvals list), and an answer there is taken too.
 
 When stdin is not a terminal there is no answer channel: the session is a
@@ -65,8 +66,11 @@ yolo for this session only: its dangerous commands run without asking
 (hardline commands and deny rules still block).
 
 An MCP server's question (elicitation) during one of the agent's tool
-calls is asked at this terminal too: the server's message, then each form
-field, then accept or decline. Without a terminal it is declined at once.
+calls is asked at this terminal too, with the same single keys: the
+server's message, then each form field — y/n for a yes-or-no field, a
+number or letter for one of a list, a typed line for text; Enter leaves
+an optional field out — then a to accept or d to decline. Each answer is
+echoed as it was taken. Without a terminal it is declined at once.
 
 Exit status: 0 at the end of input (-q: the agent answered); 2 if the
 state or config cannot be opened, or -q without a model or when the

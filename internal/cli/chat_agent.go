@@ -119,81 +119,183 @@ func clipLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// elicitPrompt asks an MCP server's question at the terminal: the
-// message, each field of the form (Enter leaves an optional one out),
-// then [a]ccept or [d]ecline. Bad values are asked again; end of input,
-// Ctrl-C or the deadline cancel.
+// elicitPrompt asks an MCP server's question at the terminal with the
+// approval prompt's input model: single keys for every choice — y/n for
+// a yes-or-no field, a number or letter for one of a list, a/d to
+// accept or decline — and a typed line only for free text; Enter leaves
+// an optional field out. Each answer is echoed as it was taken. Bad
+// values are asked again; end of input, Ctrl-C or the deadline cancel.
 func (c *chat) elicitPrompt(ctx context.Context, r store.Request) {
-	w := c.env.term.w
+	t := c.env.term
+	nl, raw := "\n", false
+	if t.raw != nil {
+		if restore, err := t.raw(); err == nil {
+			defer restore()
+			nl, raw = "\r\n", true
+		}
+	}
+	w := t.w
 	el := r.Elicit
-	fmt.Fprintf(w, "\nwarden: MCP server %s asks (request %s):\n  %s\n", sanitize(el.Server), r.ID, strings.ReplaceAll(sanitizeLines(el.Message), "\n", "\n  "))
+	say := func(format string, args ...any) {
+		fmt.Fprint(w, strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", nl))
+	}
+	say("\nwarden: MCP server %s asks (request %s):\n  %s\n", sanitize(el.Server), r.ID, strings.ReplaceAll(sanitizeLines(el.Message), "\n", "\n  "))
 	ctx, cancel := context.WithDeadline(ctx, r.Deadline)
 	defer cancel()
 	content := map[string]any{}
 	fields, err := form.Fields(el.Schema)
 	if err != nil {
-		fmt.Fprintf(w, "  (this form cannot be filled in here: %v; only decline is possible)\n", err)
+		say("  (this form cannot be filled in here: %v; only decline is possible)\n", err)
 		fields = nil
 	}
 	if el.URL != "" {
-		fmt.Fprintf(w, "  open: %s\n", sanitize(el.URL))
+		say("  open: %s\n", sanitize(el.URL))
 	}
+	cancelled := func() { c.resolveElicit(ctx, r, broker.Answer{Reason: "no answer"}, w, nl) }
 	for _, f := range fields {
-		for {
-			fmt.Fprintf(w, "  %s: ", fieldPrompt(f))
-			line, err := c.in.line(ctx)
-			if err != nil {
-				c.resolveElicit(ctx, r, broker.Answer{Reason: "no answer"}, w)
-				return
-			}
-			v, ok, msg := parseField(f, strings.TrimSpace(line))
-			if msg != "" {
-				fmt.Fprintf(w, "  %s\n", msg)
-				continue
-			}
-			if ok {
-				content[f.Name] = v
-			}
-			break
+		v, ok, err := c.askField(ctx, f, say, raw)
+		if err != nil {
+			cancelled()
+			return
+		}
+		if ok {
+			content[f.Name] = v
 		}
 	}
 	for {
-		fmt.Fprint(w, "  [a]ccept [d]ecline: ")
-		line, err := c.in.line(ctx)
+		say("  [a]ccept [d]ecline: ")
+		choice, err := c.in.choose(ctx, map[byte]string{'a': "a", 'd': "d"}, "", func() { say("\n  press a or d: ") })
 		if err != nil {
-			c.resolveElicit(ctx, r, broker.Answer{Reason: "no answer"}, w)
+			cancelled()
 			return
 		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "a", "accept":
+		if choice == "a" {
 			if fields == nil && el.URL == "" && len(el.Schema) > 0 {
-				fmt.Fprintln(w, "  this form cannot be accepted here")
+				say("accept\n  this form cannot be accepted here\n")
 				continue
 			}
+			say("→ accepted\n")
 			b, _ := json.Marshal(content)
-			c.resolveElicit(ctx, r, broker.Answer{Approve: true, Content: b}, w)
-			return
-		case "d", "decline":
-			c.resolveElicit(ctx, r, broker.Answer{}, w)
+			c.resolveElicit(ctx, r, broker.Answer{Approve: true, Content: b}, w, nl)
 			return
 		}
+		say("→ declined\n")
+		c.resolveElicit(ctx, r, broker.Answer{}, w, nl)
+		return
 	}
 }
 
-func (c *chat) resolveElicit(ctx context.Context, r store.Request, a broker.Answer, w io.Writer) {
+// maxKeyOptions is how many options a single key can pick (1-9, a-z).
+const maxKeyOptions = 35
+
+// optionKey is the key of option i: 1-9, then a-z.
+func optionKey(i int) byte {
+	if i < 9 {
+		return byte('1' + i)
+	}
+	return byte('a' + i - 9)
+}
+
+// askField asks one form field and echoes what was taken. ok is false
+// for an optional field left out.
+func (c *chat) askField(ctx context.Context, f form.Field, say func(string, ...any), raw bool) (any, bool, error) {
+	enter := ""
+	if !f.Required {
+		enter = "\n" // Enter leaves it out
+	}
+	switch {
+	case f.Type == "boolean":
+		say("  %s [y/n]%s: ", fieldPrompt(f), optional(f))
+		v, err := c.in.choose(ctx, map[byte]string{'y': "yes", 'n': "no"}, enter, func() { say("\n  press y or n: ") })
+		if err != nil {
+			return nil, false, err
+		}
+		if v == "\n" {
+			say("→ left out\n")
+			return nil, false, nil
+		}
+		say("→ %s\n", v)
+		return v == "yes", true, nil
+	case len(f.Options) > 0 && len(f.Options) <= maxKeyOptions:
+		name := f.Name
+		if f.Label != f.Name {
+			name = f.Label + " (" + f.Name + ")"
+		}
+		if f.Required {
+			name += " *"
+		}
+		say("  %s%s:\n", sanitize(name), optional(f))
+		keys := map[byte]string{}
+		for i, o := range f.Options {
+			k := optionKey(i)
+			keys[k] = o.Value
+			label := o.Value
+			if o.Label != "" && o.Label != o.Value {
+				label = o.Label + " (" + o.Value + ")"
+			}
+			say("    %c) %s\n", k, sanitize(label))
+		}
+		say("  press %c-%c: ", optionKey(0), optionKey(len(f.Options)-1))
+		v, err := c.in.choose(ctx, keys, enter, func() { say("\n  press %c-%c: ", optionKey(0), optionKey(len(f.Options)-1)) })
+		if err != nil {
+			return nil, false, err
+		}
+		if v == "\n" {
+			say("→ left out\n")
+			return nil, false, nil
+		}
+		say("→ %s\n", sanitize(v))
+		val, ok, msg := parseField(f, v)
+		if msg != "" {
+			return nil, false, errors.New(msg)
+		}
+		return val, ok, nil
+	}
+	for {
+		say("  %s%s: ", fieldPrompt(f), optional(f))
+		line, err := c.in.text(ctx, c.env.term.w, raw)
+		if err != nil {
+			return nil, false, err
+		}
+		if raw {
+			say("\n")
+		}
+		v, ok, msg := parseField(f, strings.TrimSpace(line))
+		if msg != "" {
+			say("  %s\n", msg)
+			continue
+		}
+		if !ok {
+			say("  → left out\n")
+		} else {
+			say("  → %s\n", sanitize(fmt.Sprint(v)))
+		}
+		return v, ok, nil
+	}
+}
+
+// optional marks a field Enter may leave out.
+func optional(f form.Field) string {
+	if f.Required {
+		return ""
+	}
+	return " (Enter: leave out)"
+}
+
+func (c *chat) resolveElicit(ctx context.Context, r store.Request, a broker.Answer, w io.Writer, nl string) {
 	a.By, a.Surface = c.env.user, terminalChannel{}.Surface()
 	if !a.Approve && a.Reason != "" {
 		// Nobody answered: let the deadline or the withdrawal cancel it.
-		fmt.Fprintln(w, "\n  no answer: the server is told the question was cancelled")
+		fmt.Fprint(w, nl+"  no answer: the server is told the question was cancelled"+nl)
 		return
 	}
 	ended, err := c.local.Broker.Resolve(context.WithoutCancel(ctx), r.ID, a)
 	switch {
 	case errors.Is(err, broker.ErrNotPending):
-		fmt.Fprintln(w, "  "+localapi.LateMessage(ended))
+		fmt.Fprint(w, "  "+localapi.LateMessage(ended)+nl)
 		c.local.Broker.Wake(context.WithoutCancel(ctx), r.ID)
 	case err != nil:
-		fmt.Fprintf(w, "  could not record the answer: %v\n", err)
+		fmt.Fprintf(w, "  could not record the answer: %v%s", err, nl)
 	}
 }
 

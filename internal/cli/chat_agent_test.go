@@ -138,7 +138,10 @@ func TestChatTerminalAnswersMCPQuestions(t *testing.T) {
 		name, keys, want string
 	}{
 		{"accept", "mcp\ny\nfine by me\na\n", "result: accepted: confirm=true note=fine by me"},
-		{"bad value asked again", "mcp\nmaybe\nn\n\na\n", "result: accepted: confirm=false"},
+		// Single keys, as a raw terminal sends them: x is no answer to
+		// a yes-or-no question, n is; Enter leaves the note out.
+		{"bad key asked again", "mcp\nxn\n\na", "result: accepted: confirm=false"},
+		{"keys without line ends", "mcp\nyok\ra", "result: accepted: confirm=true note=ok"},
 		{"decline", "mcp\ny\n\nd\n", "result: declined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,6 +152,35 @@ func TestChatTerminalAnswersMCPQuestions(t *testing.T) {
 			if !strings.Contains(r.tty.String(), "MCP server files asks") || !strings.Contains(r.stdout.String(), tc.want) {
 				t.Fatalf("tty:\n%s\nstdout:\n%s\nstderr:\n%s", r.tty.String(), r.stdout.String(), r.stderr.String())
 			}
+			// Every choice is echoed as it was taken.
+			if !strings.Contains(r.tty.String(), "→ yes") && !strings.Contains(r.tty.String(), "→ no") {
+				t.Errorf("no echo of the yes/no answer:\n%s", r.tty.String())
+			}
+			if !strings.Contains(r.tty.String(), "→ accepted") && !strings.Contains(r.tty.String(), "→ declined") {
+				t.Errorf("no echo of accept/decline:\n%s", r.tty.String())
+			}
 		})
+	}
+}
+
+// TestChatTerminalAlwaysNeedsConfirming: a at the approval prompt asks
+// to confirm; n goes back to the prompt (o then runs it once), y
+// approves always; every choice is echoed.
+func TestChatTerminalAlwaysNeedsConfirming(t *testing.T) {
+	r := runChatWith(t, "", "run: rm -rf ./victim && echo removed\nano\n", true, "")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	tty := r.tty.String()
+	if !strings.Contains(tty, "always: allow this exact command in every session from now on") || !strings.Contains(tty, "→ approved once") ||
+		strings.Contains(tty, "→ approved always") || !strings.Contains(r.stdout.String(), "result: removed") {
+		t.Fatalf("tty:\n%s\nstdout:\n%s", tty, r.stdout.String())
+	}
+	r = runChatWith(t, "", "run: rm -rf ./victim && echo removed\nay\n", true, "")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !strings.Contains(r.tty.String(), "→ approved always (this exact command, every session)") || !strings.Contains(r.stdout.String(), "result: removed") {
+		t.Fatalf("tty:\n%s\nstdout:\n%s", r.tty.String(), r.stdout.String())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/localapi"
@@ -136,6 +137,128 @@ func (in *input) nextKey() promptChoice {
 	return choiceNone
 }
 
+// Keys of the text reader.
+const (
+	keyBackspace = 0x7f
+	keyCtrlH     = 0x08
+	keyEnter     = '\r'
+)
+
+// errInterrupted: Ctrl-C at a prompt.
+var errInterrupted = errors.New("interrupted")
+
+// key returns the next key, waiting for it: a byte of input, as a
+// terminal in raw mode sends one per key press. io.EOF at the end of
+// input (or Ctrl-D), errInterrupted for Ctrl-C.
+func (in *input) key(ctx context.Context) (byte, error) {
+	for len(in.buf) == 0 {
+		more, _, err := in.fill(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		if !more {
+			return 0, io.EOF
+		}
+	}
+	b := in.buf[0]
+	in.buf = in.buf[1:]
+	switch b {
+	case keyCtrlC:
+		return 0, errInterrupted
+	case keyCtrlD:
+		return 0, io.EOF
+	}
+	return b, nil
+}
+
+// choose reads one key that picks a choice: keys maps a key to its
+// choice (letters match in either case); Enter picks enter when it is
+// not "". A line break typed right after the key (input read by lines)
+// is taken with it, so it does not count as the next question's Enter.
+// Other keys are ignored after reprompt is written.
+func (in *input) choose(ctx context.Context, keys map[byte]string, enter string, reprompt func()) (string, error) {
+	for {
+		b, err := in.key(ctx)
+		if err != nil {
+			return "", err
+		}
+		if b == '\r' || b == '\n' {
+			if enter != "" {
+				if b == '\r' && len(in.buf) > 0 && in.buf[0] == '\n' {
+					in.buf = in.buf[1:]
+				}
+				return enter, nil
+			}
+			continue
+		}
+		lower := b
+		if 'A' <= b && b <= 'Z' {
+			lower = b + 'a' - 'A'
+		}
+		if v, ok := keys[lower]; ok {
+			in.eatLineEnd()
+			return v, nil
+		}
+		if b == ' ' || b == '\t' {
+			continue
+		}
+		reprompt()
+	}
+}
+
+// eatLineEnd takes a line break that is already buffered right after a
+// key.
+func (in *input) eatLineEnd() {
+	if len(in.buf) > 0 && in.buf[0] == '\r' {
+		in.buf = in.buf[1:]
+	}
+	if len(in.buf) > 0 && in.buf[0] == '\n' {
+		in.buf = in.buf[1:]
+	}
+}
+
+// text reads a line of text key by key, as a raw terminal sends it:
+// Enter ends it, Backspace takes back a character; with echo the keys
+// are written to w (a raw terminal does not echo them itself).
+func (in *input) text(ctx context.Context, w io.Writer, echo bool) (string, error) {
+	var line []rune
+	var pending []byte // the bytes of a character not yet whole
+	for {
+		b, err := in.key(ctx)
+		if err != nil {
+			return "", err
+		}
+		switch b {
+		case '\r', '\n':
+			if b == '\r' && len(in.buf) > 0 && in.buf[0] == '\n' {
+				in.buf = in.buf[1:]
+			}
+			return string(line), nil
+		case keyBackspace, keyCtrlH:
+			if len(line) > 0 {
+				line = line[:len(line)-1]
+				if echo {
+					fmt.Fprint(w, "\b \b")
+				}
+			}
+			continue
+		}
+		if b < 0x20 {
+			continue // other control keys (Esc, arrows' lead byte…) are not text
+		}
+		pending = append(pending, b)
+		if !utf8.FullRune(pending) {
+			continue
+		}
+		r, _ := utf8.DecodeRune(pending)
+		pending = pending[:0]
+		line = append(line, r)
+		if echo {
+			fmt.Fprint(w, sanitize(string(r)))
+		}
+	}
+}
+
 // promptTick is how often the countdown is redrawn and the store is
 // looked at for an answer given elsewhere.
 const promptTick = time.Second
@@ -193,24 +316,48 @@ func (c *chat) prompt(ctx context.Context, r store.Request) {
 			}
 		}
 		a := broker.Answer{By: c.env.user, Surface: terminalChannel{}.Surface()}
+		var said string
 		switch choice {
 		case choiceOnce:
-			a.Approve, a.Scope = true, store.Once
+			a.Approve, a.Scope, said = true, store.Once, "approved once"
 		case choiceSession:
-			a.Approve, a.Scope = true, store.Session
+			a.Approve, a.Scope, said = true, store.Session, "approved for this session (this exact command)"
 		case choiceAlways:
-			a.Approve, a.Scope = true, store.Always
+			// "Always" changes policy for every session: confirm it.
+			fmt.Fprint(w, "\r\x1b[Kalways: allow this exact command in every session from now on, until revoked? [y/n] ")
+			yes, err := c.in.choose(ctx, map[byte]string{'y': "y", 'n': "n"}, "", func() {})
+			if err != nil {
+				fmt.Fprint(w, nl)
+				if errors.Is(err, errInterrupted) || errors.Is(err, io.EOF) {
+					choice = choiceDeny
+					a.Reason = "no answer: the always was not confirmed"
+					said = "denied (not confirmed)"
+					break
+				}
+				return
+			}
+			if yes != "y" {
+				fmt.Fprint(w, "no"+nl)
+				line()
+				continue
+			}
+			fmt.Fprint(w, "yes"+nl)
+			a.Approve, a.Scope, said = true, store.Always, "approved always (this exact command, every session)"
 		case choiceDeny:
+			said = "denied"
 		case choiceInterrupt:
-			a.Reason = "interrupted at the terminal prompt"
+			a.Reason, said = "interrupted at the terminal prompt", "denied (interrupted)"
 		case choiceEOF:
-			a.Reason = "no answer: end of input"
+			a.Reason, said = "no answer: end of input", "denied (end of input)"
 		default:
 			fmt.Fprint(w, nl+"press o, s, a or d"+nl)
 			line()
 			continue
 		}
-		fmt.Fprint(w, nl)
+		if choice != choiceAlways {
+			fmt.Fprint(w, nl)
+		}
+		fmt.Fprint(w, "→ "+said+nl)
 		ended, err := c.local.Broker.Resolve(context.WithoutCancel(ctx), r.ID, a)
 		switch {
 		case errors.Is(err, broker.ErrNotPending):

@@ -92,6 +92,7 @@ ask.
 		newKanbanCmd(),
 		newWorkerCmd(),
 		newHookCmd(),
+		newImportCmd(),
 		newMCPCmd(),
 		newManCmd(),
 		newServiceCmd(),

@@ -32,8 +32,37 @@ func newConfigCmd() *cobra.Command {
 			return usageError{errors.New("missing subcommand (warden config check [FILE], warden config init [FILE])")}
 		},
 	}
-	cmd.AddCommand(newConfigCheckCmd(), newConfigInitCmd())
+	cmd.AddCommand(newConfigCheckCmd(), newConfigInitCmd(), newConfigSchemaCmd())
 	return cmd
+}
+
+// newConfigSchemaCmd builds "warden config schema".
+func newConfigSchemaCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "schema",
+		Short: "Print the JSON Schema of the config file (for editors)",
+		Long: `Print the JSON Schema (draft 2020-12) of warden's config file: every key
+with its type, range, default and meaning, and additionalProperties:
+false, so an editor completes keys and flags unknown ones. The same file
+is docs/config.schema.json; the starter config (warden config init)
+names it on its first line for editors that read
+"# yaml-language-server: $schema=…" (VS Code's YAML extension, Neovim's
+yamlls, Helix, Zed). For a config outside such an editor:
+
+  warden config schema > ~/.config/warden/config.schema.json
+
+then point the $schema comment at that file. The schema describes the
+file's shape; warden config check remains the authority (it also knows
+that llm.base_url needs llm.model, that a glob compiles, …).
+
+Exit status: 0.`,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := cmd.OutOrStdout().Write(config.Schema)
+			return err
+		},
+	}
 }
 
 // newConfigInitCmd builds "warden config init".

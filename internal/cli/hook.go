@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/hook"
 	"github.com/wardenhq/warden/internal/host"
 	"github.com/wardenhq/warden/internal/localapi"
@@ -44,8 +47,9 @@ directory of your user in the password database, or --state and
 state directory, give the same --state (and --config) in the hook's
 command.`
 
-const hookClaudeLong = `Answer Claude Code's PreToolUse hook. In .claude/settings.json (or
-~/.claude/settings.json):
+const hookClaudeLong = `Answer Claude Code's PreToolUse hook. warden hook install claude-code
+writes the entry into ~/.claude/settings.json (or, with --project,
+.claude/settings.json) and tests it; by hand:
 
   {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob|mcp__.*",
     "hooks":[{"type":"command","command":"warden hook claude-code","timeout":600}]}]}}
@@ -64,15 +68,60 @@ Claude Code asks you before the secret reaches the model; of warden's
 own files, or of a path an approvals.deny rule "read PATH" names, deny.
 Other reads, and other tools (WebFetch…), get no answer: Claude Code
 applies its own rules.
+
+The hook never weakens Claude Code's own guard: a call warden allows
+with no human behind it (a safe command) gets no decision, so Claude
+Code's own permissions apply as if no hook ran; a dangerous call gets
+ask (no host) or waits for the console (a host running), and hardline
+operations and floors get deny. Set hook.allow_safe: true to answer
+allow for safe calls instead (Claude Code then skips its prompt for
+them). An allow a human stands behind — approved on the console, or
+covered by a grant — is answered allow.
 The owner is external:claude-code/SESSION_ID, one session per Claude Code
 session: its session grants and pending questions are its own.
 
 Output: {"hookSpecificOutput":{"hookEventName":"PreToolUse",
 "permissionDecision":"allow|deny|ask","permissionDecisionReason":"…"}}
-with exit status 0. A payload warden cannot read, and any failure to
-decide, exit 2 with the reason on stderr, which Claude Code treats as a
-block. (Claude Code lets a call through on any other non-zero status, so
-mind a mistyped command path.) permission_mode changes nothing.`
+with exit status 0, or nothing (no decision). A payload warden cannot
+read, and any failure to decide, exit 2 with the reason on stderr, which
+Claude Code treats as a block. (Claude Code lets a call through on any
+other non-zero status, so mind a mistyped command path.)
+permission_mode changes nothing.`
+
+const hookCodexLong = `Answer the Codex CLI's PreToolUse hook. warden hook install codex writes
+the entry into ~/.codex/hooks.json (or, with --project, .codex/hooks.json)
+and tests it; Codex asks you to trust a new hook before it runs it.
+
+Bash is decided as a shell command in the payload's cwd; apply_patch as a
+write of every file the patch adds, updates, moves or deletes (the
+worst answer wins); mcp__SERVER__TOOL as an MCP call. Other tools get no
+answer.
+
+Codex honours one decision from this hook, deny: so a blocked call is
+{"hookSpecificOutput":{"hookEventName":"PreToolUse",
+"permissionDecision":"deny","permissionDecisionReason":"…"}}, and an
+allowed one prints nothing (Codex's own approval policy applies, as
+without a hook). Codex's hook cannot ask its user: a call that needs a
+human while no host runs is denied with a reason that says to start
+warden serve, whose console then asks. Unreadable input and failures
+exit 2 with the reason on stderr, which Codex treats as a block.`
+
+const hookGeminiLong = `Answer Gemini CLI's BeforeTool hook. warden hook install gemini writes
+the entry into ~/.gemini/settings.json (or, with --project,
+.gemini/settings.json) and tests it.
+
+run_shell_command is decided as a shell command (in dir_path, if given);
+write_file and replace as writes of file_path; MCP tools as MCP calls
+(server and tool from mcp_context). read_file, read_many_files,
+grep_search and glob of a secret are refused (Gemini CLI's hooks cannot
+ask); of anything else they get no answer.
+
+Output: {"decision":"allow|deny","reason":"…"}, or {} for no decision
+(Gemini CLI's own confirmation applies): a call warden allows with no
+human behind it gets {} unless hook.allow_safe is true. Gemini CLI's
+hooks have no ask: a call that needs a human while no host runs is
+denied with a reason that says to start warden serve. Unreadable input
+and failures exit 2 with the reason on stderr (a block).`
 
 const hookGenericLong = `Answer warden's generic hook protocol (version 1), for agents without
 a protocol of their own. Input, one JSON object on stdin:
@@ -94,12 +143,16 @@ deny), 2 deny — also for malformed input and any failure (fail closed).`
 
 // newHookCmd builds "warden hook" and its protocols.
 func newHookCmd() *cobra.Command {
-	cmd := parentCmd("hook", "Answer other agents' permission hooks through the gate", "missing PROTOCOL (claude-code or generic)")
+	cmd := parentCmd("hook", "Answer other agents' permission hooks through the gate", "missing PROTOCOL (claude-code, codex, gemini or generic), install or doctor")
 	cmd.Use = "hook PROTOCOL"
 	cmd.Long = hookLong
 	cmd.AddCommand(
 		newHookProtocolCmd("claude-code", "Answer Claude Code's PreToolUse hook", hookLong+"\n\n"+hookClaudeLong, hook.ClaudeCode{}),
+		newHookProtocolCmd("codex", "Answer the Codex CLI's PreToolUse hook", hookLong+"\n\n"+hookCodexLong, hook.Codex{}),
+		newHookProtocolCmd("gemini", "Answer Gemini CLI's BeforeTool hook", hookLong+"\n\n"+hookGeminiLong, hook.Gemini{}),
 		newHookProtocolCmd("generic", "Answer warden's generic JSON hook protocol", hookLong+"\n\n"+hookGenericLong, hook.Generic{}),
+		newHookInstallCmd(),
+		newHookDoctorCmd(),
 	)
 	return cmd
 }
@@ -132,9 +185,9 @@ func (f failingDecider) Decide(context.Context, hook.Call) (hook.Answer, error) 
 
 // runHook answers one hook call: the exit status is the protocol's.
 func runHook(ctx context.Context, opts hookOptions, p hook.Protocol, environ []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	d, closeFn := hookDecider(opts, environ, stderr)
+	d, ho, closeFn := hookDecider(opts, environ, stderr)
 	defer closeFn()
-	r := hook.Handle(ctx, p, stdin, d)
+	r := hook.Handle(ctx, p, stdin, d, ho)
 	if _, err := stdout.Write(r.Stdout); err != nil {
 		return fmt.Errorf("hook: write answer: %w", err)
 	}
@@ -147,12 +200,20 @@ func runHook(ctx context.Context, opts hookOptions, p hook.Protocol, environ []s
 	return nil
 }
 
-// hookDecider resolves the paths and returns the decider; a path that
-// cannot be resolved gives a decider that fails (deny).
-func hookDecider(opts hookOptions, environ []string, stderr io.Writer) (hook.Decider, func()) {
+// hookDecider resolves the paths and returns the decider and the
+// config's hook: settings; a path that cannot be resolved, or a config
+// that cannot be read, gives a decider that fails (deny).
+func hookDecider(opts hookOptions, environ []string, stderr io.Writer) (hook.Decider, hook.Options, func()) {
 	state, cfgPath, paths, err := hookLocations(opts, passwdHome)
 	if err != nil {
-		return failingDecider{err}, func() {}
+		return failingDecider{err}, hook.Options{}, func() {}
+	}
+	cfg, _, err := config.Load(cfgPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		cfg = config.Default()
+	case err != nil:
+		return failingDecider{err}, hook.Options{}, func() {}
 	}
 	c := localapi.NewClient(filepath.Join(state, localapi.SocketName))
 	return host.ExternalDecider{
@@ -168,5 +229,5 @@ func hookDecider(opts hookOptions, environ []string, stderr io.Writer) (hook.Dec
 			}
 			fmt.Fprintf(stderr, "warden: waiting for approval of request %s on %s (or: warden approvals approve %s)\n", e.ID, where, e.ID)
 		},
-	}, c.Close
+	}, hook.Options{AllowSafe: cfg.Hook.AllowSafe}, c.Close
 }

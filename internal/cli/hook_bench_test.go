@@ -78,7 +78,8 @@ func benchHook(b *testing.B, warden, state string) {
 		start := time.Now()
 		err := cmd.Run()
 		times = append(times, time.Since(start))
-		if err != nil || !strings.Contains(out.String(), `"permissionDecision":"allow"`) {
+		// Safe: no decision (Claude Code's own rules apply).
+		if err != nil || out.Len() != 0 {
 			b.Fatalf("hook: %v, %s", err, out.String())
 		}
 	}

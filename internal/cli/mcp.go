@@ -32,7 +32,19 @@ gate decided, as the attended owner external:CLIENT/SESSION, where CLIENT
 is the MCP client's name and SESSION is new for every warden mcp process:
 a dangerous call waits for a human on the web console (or warden
 approvals), up to approvals.timeout; silence is a deny. The result
-carries the output and exit status, or why the call did not run.
+carries the output and exit status, or why the call did not run; its
+structured part says status ran, denied, invalid (arguments refused
+before anyone was asked: an unknown language, a missing field) or error
+(unknown whether it ran), and has an exit_code only when it ran.
+
+A client that sends a progress token gets notifications/progress every
+5 seconds while a call waits for a human (with the request and the time
+left) and while it runs: a client that resets its request timeout on
+progress waits as long as the human may take. (Clients that do not keep
+their own default timeout, often 60 s: raise it above approvals.timeout.)
+The tools carry titles and annotations (none is read-only; write_file
+stays in its directory), and execute_code's language is an enum of the
+interpreters the host runs.
 
 Commands and code run in the directory warden mcp was started in (shell
 takes an absolute cwd); write_file writes inside it only.

@@ -52,7 +52,7 @@ func (v *validator) audit(r *rawAudit) Audit {
 		a.AnchorSyslog = b
 	}
 	if n := r.AnchorURL.n; n != nil {
-		if s, ok := v.str(n, "audit.anchor_url"); ok {
+		if s, ok := v.str(n, "audit.anchor_url"); ok && s != "" { // "": no URL sink, as documented
 			u, err := url.Parse(s)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				v.errorf(n, "audit.anchor_url: %q: want an http(s) URL", s)

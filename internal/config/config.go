@@ -65,6 +65,8 @@ type Config struct {
 	Kanban Kanban
 	// LLM holds the llm: section (the agents' and guardian's model).
 	LLM LLM
+	// Hook holds the hook: section (warden hook for other agents).
+	Hook Hook
 	// Analysis holds the analysis: section.
 	Analysis Analysis
 	// Audit holds the audit: section (where the audit chain's head is
@@ -76,6 +78,16 @@ type Config struct {
 	Store string
 	// Cluster holds the cluster: section (hosts sharing the store).
 	Cluster Cluster
+}
+
+// Hook is the hook: section: how warden hook answers agents that have
+// permission rules of their own (Claude Code, Codex, Gemini CLI).
+type Hook struct {
+	// AllowSafe answers allow for every call warden allows without a
+	// human (safe commands, bypass modes), which skips the agent's own
+	// prompt. Off by default: such calls get no decision and the
+	// agent's own permission rules apply.
+	AllowSafe bool
 }
 
 // Analysis is the analysis: section: how shell commands are judged.

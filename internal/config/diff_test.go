@@ -72,6 +72,9 @@ func TestAuditSection(t *testing.T) {
 	if c.Audit.AnchorFile != "/mnt/b/anchor" || !c.Audit.AnchorSyslog || c.Audit.AnchorURL != "https://x.example/anchor" {
 		t.Errorf("audit: %+v", c.Audit)
 	}
+	if c := mustParse(t, "audit: {anchor_url: \"\"}"); c.Audit.AnchorURL != "" {
+		t.Errorf("anchor_url \"\" = %q, want no URL sink", c.Audit.AnchorURL)
+	}
 	for _, bad := range []string{"audit: {anchor_file: rel/path}", "audit: {anchor_syslog: yes please}", "audit: {anchor_url: ftp://x}", "audit: {other: 1}"} {
 		if _, _, err := Parse([]byte(bad), "t.yaml"); err == nil {
 			t.Errorf("%q accepted", bad)

@@ -152,10 +152,15 @@ type rawConfig struct {
 	Tools            *rawTools     `yaml:"tools"`
 	Kanban           *rawKanban    `yaml:"kanban"`
 	LLM              *rawLLM       `yaml:"llm"`
+	Hook             *rawHook      `yaml:"hook"`
 	Analysis         *rawAnalysis  `yaml:"analysis"`
 	Audit            *rawAudit     `yaml:"audit"`
 	Store            node          `yaml:"store"`
 	Cluster          *rawCluster   `yaml:"cluster"`
+}
+
+type rawHook struct {
+	AllowSafe node `yaml:"allow_safe"`
 }
 
 type rawAnalysis struct {
@@ -221,9 +226,12 @@ func (r *rawRules) UnmarshalYAML(x ast.Node) error {
 // rawMCPRule keeps its own node so an incomplete rule can be reported
 // where it is.
 type rawMCPRule struct {
-	n             ast.Node
-	mapping       bool
-	Match, Action node
+	n       ast.Node
+	mapping bool
+	// The tags name the keys decode reads (for the schema's drift test;
+	// decode itself reads them through a struct of its own).
+	Match  node `yaml:"match"`
+	Action node `yaml:"action"`
 }
 
 func (r *rawMCPRule) decode(x ast.Node) error {
@@ -313,6 +321,13 @@ func (v *validator) config(raw *rawConfig) *Config {
 		}
 	}
 	cfg.LLM = v.llm(raw.LLM)
+	if h := raw.Hook; h != nil && h.AllowSafe.n != nil {
+		b, ok := boolValue(h.AllowSafe.n)
+		if !ok {
+			v.errorf(h.AllowSafe.n, "hook.allow_safe: want true or false, got %s", describe(h.AllowSafe.n))
+		}
+		cfg.Hook.AllowSafe = b
+	}
 	if w := raw.Write; w != nil {
 		cfg.Write.Protected = v.paths(w.Protected.n, "write.protected", false)
 		cfg.Write.SafeRoots = v.paths(w.SafeRoots.n, "write.safe_roots", true)

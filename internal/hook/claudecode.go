@@ -34,6 +34,11 @@ const preToolUse = "PreToolUse"
 //	Read, Grep, Glob          Pass, with what they read (Call.Reads)
 //	anything else             no decision (Pass)
 //
+// An allow no human stands behind (a safe command; see Answer.Vouched)
+// is no decision unless Options.AllowSafe: Claude Code's own
+// permissions then apply, as without a hook, so installing warden never
+// skips a prompt Claude Code would have shown.
+//
 // For Pass, nothing is printed and the exit status is 0: Claude Code
 // goes on with its own permission rules, as if no hook had run —
 // unless the Decider is a ReadDecider that answers for a read of a
@@ -49,6 +54,10 @@ const preToolUse = "PreToolUse"
 // permission_mode is recorded nowhere and changes nothing: the agent
 // says it, so it cannot widen what warden allows.
 type ClaudeCode struct{}
+
+// Guarded implements Guarded: Claude Code has permission rules of its
+// own.
+func (ClaudeCode) Guarded() {}
 
 // ccPayload is Claude Code's hook input.
 type ccPayload struct {
@@ -73,19 +82,9 @@ type ccInput struct {
 
 // Parse implements Protocol.
 func (ClaudeCode) Parse(payload []byte) (Call, error) {
-	var p ccPayload
-	if err := json.Unmarshal(payload, &p); err != nil {
-		return Call{}, fmt.Errorf("%w: %w", ErrMalformed, err)
-	}
-	switch {
-	case p.HookEventName != preToolUse:
-		return Call{}, fmt.Errorf("%w: hook_event_name %q: warden hook claude-code answers PreToolUse only", ErrMalformed, p.HookEventName)
-	case p.SessionID == "":
-		return Call{}, fmt.Errorf("%w: no session_id", ErrMalformed)
-	case p.ToolName == "":
-		return Call{}, fmt.Errorf("%w: no tool_name", ErrMalformed)
-	case p.Cwd != "" && !filepath.IsAbs(p.Cwd):
-		return Call{}, fmt.Errorf("%w: cwd %q is not absolute", ErrMalformed, p.Cwd)
+	p, err := readPreToolUse(payload, "claude-code")
+	if err != nil {
+		return Call{}, err
 	}
 	c := Call{Agent: ClaudeCodeAgent, Session: p.SessionID, Tool: p.ToolName}
 	server, tool, isMCP := mcpTool(p.ToolName)
@@ -217,6 +216,34 @@ func absPath(path, cwd string) (string, error) {
 		return "", fmt.Errorf("path %q is relative and there is no cwd", path)
 	}
 	return strings.TrimSuffix(cwd, "/") + "/" + path, nil
+}
+
+// readPreToolUse decodes a PreToolUse payload of Claude Code's shape
+// (Claude Code's, and Codex's, which adds fields warden does not read)
+// and checks its base fields.
+func readPreToolUse(payload []byte, protocol string) (ccPayload, error) {
+	var p ccPayload
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return p, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return p, checkBase(protocol, preToolUse, p.HookEventName, p.SessionID, p.ToolName, p.Cwd)
+}
+
+// checkBase refuses a payload of another event than want, or without a
+// session id or tool name, or with a relative cwd: the fields every
+// agent's hook payload carries.
+func checkBase(protocol, want, event, session, tool, cwd string) error {
+	switch {
+	case event != want:
+		return fmt.Errorf("%w: hook_event_name %q: warden hook %s answers %s only", ErrMalformed, event, protocol, want)
+	case session == "":
+		return fmt.Errorf("%w: no session_id", ErrMalformed)
+	case tool == "":
+		return fmt.Errorf("%w: no tool_name", ErrMalformed)
+	case cwd != "" && !filepath.IsAbs(cwd):
+		return fmt.Errorf("%w: cwd %q is not absolute", ErrMalformed, cwd)
+	}
+	return nil
 }
 
 // validate checks the mapped action; an invalid one is malformed input.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wardenhq/warden/internal/action"
 )
 
 // allowAll is a decider that allows whatever reaches it: the fuzzer
@@ -17,7 +19,7 @@ func (a *allowAll) Decide(context.Context, Call) (Answer, error) {
 	return Answer{Verdict: Allow}, nil
 }
 
-// FuzzHandle feeds arbitrary payloads to both protocols: no panic; a
+// FuzzHandle feeds arbitrary payloads to every protocol: no panic; a
 // payload that does not parse is denied without reaching the decider; a
 // call that reaches it carries a valid action.
 func FuzzHandle(f *testing.F) {
@@ -32,10 +34,10 @@ func FuzzHandle(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Add([]byte(``))
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		for _, p := range []Protocol{ClaudeCode{}, Generic{}} {
+		for _, p := range []Protocol{ClaudeCode{}, Codex{}, Gemini{}, Generic{}} {
 			c, perr := p.Parse(payload)
 			d := &allowAll{}
-			res := Handle(context.Background(), p, bytes.NewReader(payload), d)
+			res := Handle(context.Background(), p, bytes.NewReader(payload), d, Options{})
 			switch {
 			case perr != nil:
 				if d.calls != 0 || res.Exit != 2 {
@@ -46,8 +48,13 @@ func FuzzHandle(f *testing.F) {
 					t.Fatalf("%T: a passed tool reached the decider", p)
 				}
 			default:
-				if err := c.Action.Validate(); err != nil {
-					t.Fatalf("%T: parsed an invalid action %+v: %v", p, c.Action, err)
+				for _, act := range append([]action.Action{c.Action}, c.Extra...) {
+					if err := act.Validate(); err != nil {
+						t.Fatalf("%T: parsed an invalid action %+v: %v", p, act, err)
+					}
+				}
+				if d.calls != 1+len(c.Extra) {
+					t.Fatalf("%T: %d decider calls for %d actions", p, d.calls, 1+len(c.Extra))
 				}
 				if c.Agent == "" || c.Session == "" {
 					t.Fatalf("%T: a call without agent or session: %+v", p, c)

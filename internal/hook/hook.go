@@ -1,9 +1,16 @@
 // Package hook maps other agents' tool calls to warden actions and
 // warden's decisions back to those agents' hook protocols: Claude Code's
-// PreToolUse hook (ClaudeCode) and warden's own generic JSON protocol
+// PreToolUse hook (ClaudeCode), Codex's PreToolUse hook (Codex), Gemini
+// CLI's BeforeTool hook (Gemini) and warden's own generic JSON protocol
 // (Generic). It is pure mapping: it reads no environment, opens no
 // socket and runs nothing. Who decides — a running host's gate, or a
 // local one when no host runs — is a Decider the caller supplies.
+//
+// A hook never weakens the agent's own guard: for an agent with a
+// permission system of its own (a Guarded protocol), an allow that no
+// human stands behind (a safe command, a bypass mode) is answered with
+// no decision, so the agent's own rules still apply, unless
+// Options.AllowSafe says otherwise.
 //
 // Every failure fails closed: input that cannot be read or mapped, and
 // a Decider that errs, become a deny with the reason, rendered the way
@@ -40,6 +47,10 @@ type Call struct {
 	Tool string
 	// Action is what the call does. It is zero when Pass is set.
 	Action action.Action
+	// Extra are further actions of the same call (a Codex patch that
+	// touches several files): each is decided, and the worst answer is
+	// the call's.
+	Extra []action.Action
 	// Pass is set for tools warden does not decide (Claude Code's Read,
 	// Glob, Grep, WebFetch…): the agent goes on with its own rules.
 	Pass bool
@@ -81,6 +92,29 @@ type Answer struct {
 	Rule      string
 	RequestID string
 	Classes   []string
+	// Vouched is set on an allow a person stands behind: a human
+	// answered it, or a grant or rule the operator made covers it. An
+	// allow that is not vouched (a safe command, a bypass mode, a
+	// reviewer model) is answered with no decision by a Guarded
+	// protocol unless Options.AllowSafe.
+	Vouched bool
+}
+
+// Guarded is implemented by the protocols of agents with a permission
+// system of their own, which a hook's allow would skip.
+type Guarded interface {
+	Protocol
+	// Guarded is a marker.
+	Guarded()
+}
+
+// Options tune Handle.
+type Options struct {
+	// AllowSafe answers allow, for a Guarded protocol, to every call
+	// warden allows, as if a human had vouched for it (config
+	// hook.allow_safe); by default such calls get no decision and the
+	// agent's own permission rules apply.
+	AllowSafe bool
 }
 
 // Decider decides a call. An error fails closed (Handle turns it into a
@@ -120,7 +154,7 @@ func Read(r io.Reader) ([]byte, error) {
 // Handle reads one payload from in, decides it with d and returns what
 // to answer. It never returns an allow it did not get from d: unreadable
 // input, a payload it cannot map and a failing Decider all deny.
-func Handle(ctx context.Context, p Protocol, in io.Reader, d Decider) Response {
+func Handle(ctx context.Context, p Protocol, in io.Reader, d Decider, o Options) Response {
 	payload, err := Read(in)
 	if err != nil {
 		return p.Render(failed(err))
@@ -145,19 +179,59 @@ func Handle(ctx context.Context, p Protocol, in io.Reader, d Decider) Response {
 		}
 		return p.Render(Answer{Verdict: Pass})
 	}
-	a, err := d.Decide(ctx, c)
+	a, err := decide(ctx, d, c)
 	if err != nil {
 		return p.Render(failed(err))
 	}
-	switch a.Verdict {
-	case Allow, Deny, Ask:
-	default:
-		return p.Render(failed(fmt.Errorf("the decider gave no verdict (%q)", a.Verdict)))
+	if _, guarded := p.(Guarded); guarded && a.Verdict == Allow && !a.Vouched && !o.AllowSafe {
+		// No human stands behind this allow: the agent's own rules
+		// decide, as if no hook had run.
+		a = Answer{Verdict: Pass, Rule: a.Rule, Classes: a.Classes}
 	}
 	if a.Verdict == Deny && strings.TrimSpace(a.Reason) == "" {
 		a.Reason = "warden blocked this action. Do not retry it or variations of it."
 	}
 	return p.Render(a)
+}
+
+// decide decides c's action and each of its extra actions; the worst
+// answer wins (deny, then ask, then no decision, then allow), and an
+// allow is vouched only when every action's is.
+func decide(ctx context.Context, d Decider, c Call) (Answer, error) {
+	var worst Answer
+	for i, act := range append([]action.Action{c.Action}, c.Extra...) {
+		one := c
+		one.Action, one.Extra = act, nil
+		a, err := d.Decide(ctx, one)
+		if err != nil {
+			return Answer{}, err
+		}
+		if severity(a.Verdict) < 0 {
+			return Answer{}, fmt.Errorf("the decider gave no verdict (%q)", a.Verdict)
+		}
+		switch {
+		case i == 0 || severity(a.Verdict) > severity(worst.Verdict):
+			worst = a
+		case a.Verdict == Allow && worst.Verdict == Allow:
+			worst.Vouched = worst.Vouched && a.Vouched
+		}
+	}
+	return worst, nil
+}
+
+// severity orders verdicts from allow (0) to deny (3); -1 is none.
+func severity(v Verdict) int {
+	switch v {
+	case Allow:
+		return 0
+	case Pass:
+		return 1
+	case Ask:
+		return 2
+	case Deny:
+		return 3
+	}
+	return -1
 }
 
 // failed is the deny for a call warden could not decide.

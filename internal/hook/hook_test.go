@@ -254,7 +254,7 @@ func TestHandle(t *testing.T) {
 		wantStdout string
 		wantStderr string
 	}{
-		{name: "allowed", proto: ClaudeCode{}, in: testdata(t, "bash_safe.json"), d: &fakeDecider{answer: Answer{Verdict: Allow, Rule: "safe"}},
+		{name: "allowed", proto: ClaudeCode{}, in: testdata(t, "bash_safe.json"), d: &fakeDecider{answer: Answer{Verdict: Allow, Rule: "human", RequestID: "q", Vouched: true}},
 			wantCalls: 1, wantStdout: `"permissionDecision":"allow"`},
 		{name: "denied without a reason gets one", proto: ClaudeCode{}, in: testdata(t, "bash_safe.json"), d: &fakeDecider{answer: Answer{Verdict: Deny}},
 			wantCalls: 1, wantStdout: `Do not retry`},
@@ -278,7 +278,7 @@ func TestHandle(t *testing.T) {
 			if tt.inErr {
 				in = iotest.ErrReader(errors.New("broken pipe"))
 			}
-			r := Handle(t.Context(), tt.proto, in, tt.d)
+			r := Handle(t.Context(), tt.proto, in, tt.d, Options{})
 			if len(tt.d.calls) != tt.wantCalls {
 				t.Errorf("%d decider calls, want %d", len(tt.d.calls), tt.wantCalls)
 			}

@@ -45,7 +45,8 @@ func (d ExternalDecider) Decide(ctx context.Context, c hook.Call) (hook.Answer, 
 	case err != nil:
 		return hook.Answer{}, err
 	}
-	a := hook.Answer{Verdict: hook.Allow, Rule: dec.Rule, RequestID: dec.RequestID, Classes: dec.Classes, Reason: why(dec.Reason, dec.Verdict, dec.Rule)}
+	a := hook.Answer{Verdict: hook.Allow, Rule: dec.Rule, RequestID: dec.RequestID, Classes: dec.Classes, Reason: why(dec.Reason, dec.Verdict, dec.Rule),
+		Vouched: vouched(dec.Rule, dec.RequestID)}
 	if !dec.Allowed {
 		a.Verdict, a.Reason = hook.Deny, dec.Message
 	}
@@ -94,6 +95,21 @@ func (d ExternalDecider) DecideRead(ctx context.Context, c hook.Call) (hook.Answ
 	return hook.Answer{Verdict: hook.Pass}, nil
 }
 
+// vouched reports whether a person stands behind an allow: a human
+// answered the question (requestID, rule human), or a grant a human
+// made or an mcp.rules allow the operator wrote covers it. A safe
+// command, a bypass (mode off, yolo, a container backend) and a
+// reviewer model's approval are not: a hook answers those with no
+// decision (hook.Answer.Vouched), so the agent's own guard still
+// applies.
+func vouched(rule, requestID string) bool {
+	switch rule {
+	case gate.RuleHuman, gate.RuleToolAllow, gate.RuleGrantExact, gate.RuleGrantPrefix, gate.RuleGrantClass:
+		return true
+	}
+	return requestID != ""
+}
+
 // RuleSecretRead is the rule of a hook's ask for a read of a secret.
 const RuleSecretRead = "hook.secret_read"
 
@@ -127,7 +143,8 @@ func (d ExternalDecider) local(ctx context.Context, c hook.Call) (hook.Answer, e
 	if err != nil {
 		return hook.Answer{}, err
 	}
-	a := hook.Answer{Verdict: hook.Verdict(dec.Verdict), Rule: dec.Rule, Classes: dec.Classes, Reason: why(dec.HumanMessage, string(dec.Verdict), dec.Rule)}
+	a := hook.Answer{Verdict: hook.Verdict(dec.Verdict), Rule: dec.Rule, Classes: dec.Classes, Reason: why(dec.HumanMessage, string(dec.Verdict), dec.Rule),
+		Vouched: dec.Verdict == gate.Allow && vouched(dec.Rule, "")}
 	if dec.Verdict == gate.Deny {
 		a.Reason = dec.AgentMessage
 	}

@@ -67,7 +67,7 @@ func TestHookSecretReads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		in, _ := json.Marshal(map[string]any{"session_id": "s1", "cwd": project, "hook_event_name": "PreToolUse", "tool_name": tt.tool, "tool_input": tt.input})
-		r := hook.Handle(t.Context(), hook.ClaudeCode{}, bytes.NewReader(in), d)
+		r := hook.Handle(t.Context(), hook.ClaudeCode{}, bytes.NewReader(in), d, hook.Options{})
 		got := ""
 		if len(r.Stdout) > 0 {
 			var out struct {

@@ -66,20 +66,24 @@ func TestHookWriteThroughSymlink(t *testing.T) {
 		{"Write", "file_path", project + "/docs/new_key", "deny"},
 		{"NotebookEdit", "notebook_path", project + "/settings/config.yaml", "deny"},
 		{"Write", "file_path", project + "/settings/../notes.txt", "deny"},
-		{"Write", "file_path", project + "/plain.txt", "allow"},
+		// Safe: no decision; Claude Code's own rules apply (they let the
+		// edit through here).
+		{"Write", "file_path", project + "/plain.txt", ""},
 	}
 	for _, tt := range tests {
 		in, _ := json.Marshal(map[string]any{
 			"session_id": "s1", "cwd": project, "hook_event_name": "PreToolUse", "tool_name": tt.tool,
 			"tool_input": map[string]any{tt.field: tt.path, "content": "pwned\n"},
 		})
-		r := hook.Handle(t.Context(), hook.ClaudeCode{}, bytes.NewReader(in), d)
+		r := hook.Handle(t.Context(), hook.ClaudeCode{}, bytes.NewReader(in), d, hook.Options{})
 		var out struct {
 			HookSpecificOutput struct {
 				PermissionDecision string `json:"permissionDecision"`
 			} `json:"hookSpecificOutput"`
 		}
-		if err := json.Unmarshal(r.Stdout, &out); err != nil {
+		if len(r.Stdout) == 0 && r.Exit == 0 && r.Stderr == "" {
+			// no decision
+		} else if err := json.Unmarshal(r.Stdout, &out); err != nil {
 			t.Fatalf("%s %s: %v (stderr %q)", tt.tool, tt.path, err, r.Stderr)
 		}
 		got := out.HookSpecificOutput.PermissionDecision
@@ -88,7 +92,7 @@ func TestHookWriteThroughSymlink(t *testing.T) {
 		}
 		// The agent acts on the answer: it writes only when allowed,
 		// following the link as an editor does.
-		if got == "allow" {
+		if got == "allow" || got == "" {
 			if err := os.WriteFile(tt.path, []byte("edited\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -1,8 +1,9 @@
+//go:build linux
+
 package localapi
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,22 +13,6 @@ import (
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/grant"
 )
-
-// probeEnv names the socket a probe child (this test binary re-run)
-// connects to; see TestMain.
-const probeEnv = "WARDEN_TEST_PROBE_SOCKET"
-
-// probeMain is the probe child: one GET over the admin socket, its
-// status and body printed.
-func probeMain(sock string) int {
-	status, body, err := rawRequest(sock, "GET /v1/grants HTTP/1.1\r\nHost: warden.sock\r\n")
-	if err != nil {
-		fmt.Println("error", err)
-		return 1
-	}
-	fmt.Println(status, strings.TrimSpace(body))
-	return 0
-}
 
 // probe runs a probe child with extra clone flags and returns what it
 // printed. A kernel that refuses the namespaces skips the test, except

@@ -103,7 +103,14 @@ type PeerPolicy struct {
 // (the /proc walk, kept as defence in depth); and, where the kernel
 // gives a handle on the peer process, that very process still running
 // once all this was read from /proc, so no check was about a later
-// process that reused its pid. It returns what was proven.
+// process that reused its pid (without one, the same start time before
+// and after). It returns what was proven.
+//
+// On macOS there are no namespaces: the proof that the peer is outside
+// every sandbox is that the Seatbelt profile of every tool run denies
+// connecting to the host's sockets, with the ancestry and process-group
+// walk as the check made here (see ancestry.Outside.Seatbelt and
+// docs/install.md).
 func (pp PeerPolicy) Permit(p Peer) (Identity, error) {
 	if p.UID != pp.UID && p.UID != 0 {
 		return Identity{}, fmt.Errorf("uid %d may not use this host's admin API (only uid %d and root)", p.UID, pp.UID)
@@ -119,6 +126,19 @@ func (pp PeerPolicy) Permit(p Peer) (Identity, error) {
 			defer pidfd.Close()
 		}
 	}
+	// Without a pidfd (macOS, Linux before 6.5) the peer's start time
+	// is read before and after the checks: a pid that came to name
+	// another process while they ran is refused. (The window between
+	// connect and the first read remains; macOS hands out pids in
+	// sequence up to 99999, so filling it takes a wrap of the pid
+	// space.)
+	var before ancestry.Proc
+	if pidfd == nil {
+		var err error
+		if before, err = pp.Boundary.FS.Stat(p.PID); err != nil {
+			return Identity{}, fmt.Errorf("admin boundary: cannot read process %d, refusing it: %w", p.PID, err)
+		}
+	}
 	out, err := pp.Boundary.Outside(p.PID, p.UID == 0)
 	if err != nil {
 		return Identity{}, fmt.Errorf("a sandboxed process may not use this host's admin API: %w", err)
@@ -130,6 +150,8 @@ func (pp PeerPolicy) Permit(p Peer) (Identity, error) {
 		if err := pidfd.Alive(); err != nil {
 			return Identity{}, fmt.Errorf("admin boundary: %w", err)
 		}
+	} else if after, err := pp.Boundary.FS.Stat(p.PID); err != nil || after.Start != before.Start {
+		return Identity{}, fmt.Errorf("admin boundary: process %d exited while it was checked (its pid may name another process now)", p.PID)
 	}
 	return Identity{Peer: p, Outside: out}, nil
 }

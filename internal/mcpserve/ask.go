@@ -186,14 +186,14 @@ func answers[In any](h *handler, f mcp.ToolHandlerFor[In, Result]) mcp.ToolHandl
 // answer comes in another call), and returns the host's question as an
 // input request once the host asks one; a run that ends without asking
 // returns its result at once.
-func (h *handler) ask(ctx context.Context, req *mcp.CallToolRequest, r localapi.ExternalRequest) (*mcp.CallToolResult, Result, error) {
+func (h *handler) ask(ctx context.Context, req *mcp.CallToolRequest, r localapi.ExternalRequest, p *progress) (*mcp.CallToolResult, Result, error) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	j := &job{tool: req.Params.Name, cancel: cancel, done: make(chan struct{})}
 	pending := make(chan localapi.Event, 1)
 	go func() {
 		defer close(j.done)
 		defer cancel()
-		j.out = h.collect(jctx, r, func(e localapi.Event) {
+		j.out = h.collect(jctx, r, p, func(e localapi.Event) {
 			h.log.InfoContext(ctx, "waiting for approval, asking the client too", "request", e.ID, "console", e.Console)
 			select {
 			case pending <- e:

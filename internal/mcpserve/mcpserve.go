@@ -31,11 +31,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/tools"
 )
 
 // MaxOutput caps the output a tool result carries; the rest is dropped
@@ -85,7 +88,17 @@ type Options struct {
 	// Answerer answers host requests for the client; required with
 	// AskClient.
 	Answerer Answerer
+	// ProgressInterval is how often a call whose client sent a progress
+	// token gets notifications/progress (while it waits for a human, with
+	// the time left, and while it runs), so a client's request timeout
+	// does not end it; zero means DefaultProgressInterval, negative none.
+	ProgressInterval time.Duration
 }
+
+// DefaultProgressInterval is how often a waiting or running call
+// reports progress: well under the 60 s request timeout clients use by
+// default.
+const DefaultProgressInterval = 5 * time.Second
 
 // New returns the MCP server with warden's tools.
 func New(o Options) (*mcp.Server, error) {
@@ -111,6 +124,9 @@ func newServer(o Options) (*mcp.Server, *handler, error) {
 	if o.Version == "" {
 		o.Version = "(devel)"
 	}
+	if o.ProgressInterval == 0 {
+		o.ProgressInterval = DefaultProgressInterval
+	}
 	h := &handler{o: o, log: o.Logger.With("component", "mcpserve")}
 	if o.AskClient {
 		a, err := newAsks()
@@ -127,17 +143,31 @@ func newServer(o Options) (*mcp.Server, *handler, error) {
 		Instructions: "Every call runs on the user's machine only after warden's gate allows it; a dangerous call waits for the user's approval " + where + ". A denied call was not run: do not retry it or variations of it.",
 		Logger:       o.Logger,
 	})
+	codeSchema, err := codeInputSchema()
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp server: %w", err)
+	}
+	yes, no := true, false
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "shell",
+		Title:       "Run a shell command (through warden's gate)",
 		Description: "Run one shell command line on the user's machine, through warden's gate. Returns its output (stdout and stderr) and exit status, or why it was not run.",
+		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", ReadOnlyHint: false, DestructiveHint: &yes, OpenWorldHint: &yes},
 	}, answers(h, h.shell))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "execute_code",
-		Description: "Run a program in an interpreter (python, node, bash, sh, …) on the user's machine, through warden's gate. Returns its output and exit status, or why it was not run.",
+		Title:       "Run a program (through warden's gate)",
+		Description: "Run a program in an interpreter (" + strings.Join(tools.Languages(), ", ") + ") on the user's machine, through warden's gate. Returns its output and exit status, or why it was not run.",
+		InputSchema: codeSchema,
+		Annotations: &mcp.ToolAnnotations{Title: "Run a program", ReadOnlyHint: false, DestructiveHint: &yes, OpenWorldHint: &yes},
 	}, answers(h, h.code))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "write_file",
+		Title:       "Write a file (through warden's gate)",
 		Description: "Write a file (created or replaced whole) inside the working directory warden mcp was started in, through warden's gate.",
+		// Replacing a file whole destroys what it held; writing the same
+		// content again changes nothing more.
+		Annotations: &mcp.ToolAnnotations{Title: "Write a file", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no},
 	}, answers(h, h.write))
 	if h.asks != nil {
 		// Outermost, around the SDK's own multi-round-trip shim, so it
@@ -156,8 +186,26 @@ type ShellInput struct {
 
 // CodeInput is the execute_code tool's input.
 type CodeInput struct {
-	Language string `json:"language" jsonschema:"the interpreter: python, node, bash, sh, …"`
+	Language string `json:"language" jsonschema:"the interpreter"`
 	Source   string `json:"source" jsonschema:"the program text"`
+}
+
+// codeInputSchema is CodeInput's schema with language an enum of the
+// languages the host's code tool runs, so a client offers only those
+// and a call with another is refused before anyone is asked.
+func codeInputSchema() (*jsonschema.Schema, error) {
+	sc, err := jsonschema.For[CodeInput](nil)
+	if err != nil {
+		return nil, err
+	}
+	lang := sc.Properties["language"]
+	if lang == nil {
+		return nil, errors.New("execute_code schema has no language")
+	}
+	for _, l := range tools.Languages() {
+		lang.Enum = append(lang.Enum, l)
+	}
+	return sc, nil
 }
 
 // WriteInput is the write_file tool's input.
@@ -166,8 +214,24 @@ type WriteInput struct {
 	Content string `json:"content" jsonschema:"the whole new content"`
 }
 
+// Statuses of a Result: what became of the call.
+const (
+	// StatusRan: the action ran; ExitCode is its exit status.
+	StatusRan = "ran"
+	// StatusDenied: the gate or a human refused it; it did not run.
+	StatusDenied = "denied"
+	// StatusInvalid: its arguments were refused before anyone was
+	// asked; it did not run.
+	StatusInvalid = "invalid"
+	// StatusError: warden failed (the host went away, a broken
+	// outcome); whether it ran is not known.
+	StatusError = "error"
+)
+
 // Result is every tool's structured output.
 type Result struct {
+	// Status says what became of the call: ran, denied, invalid or error.
+	Status string `json:"status" jsonschema:"ran, denied (not run), invalid (arguments refused, not run) or error (unknown whether it ran)"`
 	// Ran is true when the action ran (whatever its exit status).
 	Ran bool `json:"ran"`
 	// ExitCode is the exit status when it ran (0 for a write); absent
@@ -211,6 +275,10 @@ func (h *handler) shell(ctx context.Context, req *mcp.CallToolRequest, in ShellI
 }
 
 func (h *handler) code(ctx context.Context, req *mcp.CallToolRequest, in CodeInput) (*mcp.CallToolResult, Result, error) {
+	// The host would ask first and fail after: refuse now.
+	if !tools.KnownLanguage(in.Language) {
+		return toolError(fmt.Sprintf("language %q is not one warden runs (%s)", in.Language, strings.Join(tools.Languages(), ", ")))
+	}
 	return h.run(ctx, req, localapi.ExternalRequest{Action: action.NewCode(in.Language, in.Source).In(h.o.Dir)})
 }
 
@@ -262,10 +330,12 @@ func (h *handler) run(ctx context.Context, req *mcp.CallToolRequest, r localapi.
 	if err := r.Action.Validate(); err != nil {
 		return toolError(err.Error())
 	}
+	p := h.startProgress(ctx, req)
+	defer p.close()
 	if h.asks != nil && canElicit(req.ClientCapabilities()) {
-		return h.ask(ctx, req, r)
+		return h.ask(ctx, req, r, p)
 	}
-	return h.result(h.collect(ctx, r, func(e localapi.Event) {
+	return h.result(h.collect(ctx, r, p, func(e localapi.Event) {
 		h.log.InfoContext(ctx, "waiting for approval", "request", e.ID, "console", e.Console)
 	}))
 }
@@ -280,8 +350,9 @@ type outcome struct {
 }
 
 // collect runs the action on the host and gathers its events; pending
-// hears the host's question when it asks one.
-func (h *handler) collect(ctx context.Context, r localapi.ExternalRequest, pending func(localapi.Event)) outcome {
+// hears the host's question when it asks one, and p reports the wait
+// and the run to the client.
+func (h *handler) collect(ctx context.Context, r localapi.ExternalRequest, p *progress, pending func(localapi.Event)) outcome {
 	var (
 		o   outcome
 		out capped
@@ -290,14 +361,17 @@ func (h *handler) collect(ctx context.Context, r localapi.ExternalRequest, pendi
 		switch e.Event {
 		case localapi.EventPending:
 			o.res.Request = e.ID
+			p.waiting(e)
 			pending(e)
 		case localapi.EventStdout, localapi.EventStderr:
+			p.running()
 			b, err := e.Bytes()
 			if err != nil {
 				return fmt.Errorf("bad output event: %w", err)
 			}
 			out.write(b)
 		default:
+			p.running()
 			o.end, o.seen = e, true
 		}
 		return nil
@@ -312,6 +386,7 @@ func (h *handler) collect(ctx context.Context, r localapi.ExternalRequest, pendi
 // result turns a run's outcome into the tool result.
 func (h *handler) result(o outcome) (*mcp.CallToolResult, Result, error) {
 	res, end := o.res, o.end
+	res.Status = StatusError
 	switch {
 	case o.err != nil:
 		res.Message = "warden could not run this action (" + o.err.Error() + "). It may not have run; do not retry it blindly; tell the user."
@@ -327,7 +402,7 @@ func (h *handler) result(o outcome) (*mcp.CallToolResult, Result, error) {
 			return errorResult(res)
 		}
 		code := *end.Code
-		res.Ran, res.ExitCode = true, &code
+		res.Status, res.Ran, res.ExitCode = StatusRan, true, &code
 		text := res.Output
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
@@ -341,7 +416,7 @@ func (h *handler) result(o outcome) (*mcp.CallToolResult, Result, error) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: code != 0}, res, nil
 	case localapi.EventDenied:
-		res.Message, res.Rule = end.Message, end.Rule
+		res.Status, res.Message, res.Rule = StatusDenied, end.Message, end.Rule
 	default:
 		res.Message = "warden could not run this action: " + end.Message
 	}
@@ -361,7 +436,7 @@ func errorResult(res Result) (*mcp.CallToolResult, Result, error) {
 
 // toolError is a result for input warden refused before asking anyone.
 func toolError(msg string) (*mcp.CallToolResult, Result, error) {
-	return errorResult(Result{Message: "warden did not run this action: " + msg + "."})
+	return errorResult(Result{Status: StatusInvalid, Message: "warden did not run this action: " + msg + "."})
 }
 
 // capped collects output up to MaxOutput bytes.

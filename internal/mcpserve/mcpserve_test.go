@@ -74,28 +74,7 @@ func startHost(t *testing.T) *testHost {
 // client session of an MCP client named agent.
 func connect(t *testing.T, h *testHost, agent, session, dir string) *mcp.ClientSession {
 	t.Helper()
-	runner := localapi.NewClient(h.api.Socket())
-	s, err := New(Options{Runner: runner, Session: session, Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: agent, Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		_ = ss.Wait()
-		cancel()
-		runner.Close()
-	})
-	return cs
+	return connectWith(t, h, agent, Options{Session: session, Dir: dir}, nil)
 }
 
 // call calls a tool and returns the result's text and structured output.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +16,23 @@ var interpreters = map[string][2]string{
 	"python": {"python3", ".py"}, "python3": {"python3", ".py"}, "py": {"python3", ".py"},
 	"node": {"node", ".js"}, "javascript": {"node", ".js"}, "js": {"node", ".js"},
 	"sh": {"/bin/sh", ".sh"}, "shell": {"/bin/sh", ".sh"}, "bash": {"bash", ".sh"},
+}
+
+// Languages returns the languages Code runs, sorted: the names an
+// execute_code call may give (case and surrounding space aside).
+func Languages() []string {
+	out := make([]string, 0, len(interpreters))
+	for l := range interpreters {
+		out = append(out, l)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// KnownLanguage reports whether Code runs language.
+func KnownLanguage(language string) bool {
+	_, ok := interpreters[strings.ToLower(strings.TrimSpace(language))]
+	return ok
 }
 
 // Code runs source in an interpreter from a temporary file: the

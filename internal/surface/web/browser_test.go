@@ -112,6 +112,18 @@ func loginAndWatch(t *testing.T, ctx context.Context, f *fixture) {
 	)
 }
 
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(sctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
 // screenshot saves the current page as a PNG in the test's artifact
 // directory and returns its path.
 func screenshot(t *testing.T, ctx context.Context, name string) string {
@@ -257,8 +269,10 @@ func TestBrowserComposer(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`form.composer input[name="line"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#live")),
 	)
+	// A force kill (of no process): a class where a prefix grant is
+	// offered. (A recursive delete gets none; see TestBrowserBadges.)
 	step(t, ctx, "run a dangerous command",
-		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "!rm -rf ./nothing-here"),
+		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "!pkill -9 wdnoproc1; true"),
 		chromedp.Click(chromedp.CSS(`form.composer button`)),
 		chromedp.WaitVisible(chromedp.CSS("#queue article.card")),
 		chromedp.WaitVisible(chromedp.CSS("#runs article.run.running")),
@@ -273,19 +287,19 @@ func TestBrowserComposer(t *testing.T) {
 	if got := text(t, ctx, "#runs article.run.done .state"); got != "exit 0" {
 		t.Errorf("run state %q", got)
 	}
-	// The grant covers the next rm at once: no question.
+	// The grant covers the next such kill at once: no question.
 	step(t, ctx, "run again",
-		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "!rm -rf ./other"),
+		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "!pkill -9 wdnoproc2; true"),
 		chromedp.Click(chromedp.CSS(`form.composer button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#runs article.run.done:nth-child(2)`)),
 	)
 	if p, _ := f.broker.Pending(t.Context(), "phone"); len(p) != 0 {
-		t.Errorf("the prefix grant did not cover the second rm: %d pending", len(p))
+		t.Errorf("the prefix grant did not cover the second kill: %d pending", len(p))
 	}
 	screenshot(t, ctx, "session-done.png")
 
 	step(t, ctx, "grants page", chromedp.Navigate(f.srv.URL+"/grants"), chromedp.WaitVisible(chromedp.CSS("code.pattern")))
-	if got := text(t, ctx, "code.pattern"); got != "rm -rf *" {
+	if got := text(t, ctx, "code.pattern"); got != "pkill -9 *" {
 		t.Errorf("grant pattern %q", got)
 	}
 	screenshot(t, ctx, "grants.png")
@@ -382,4 +396,110 @@ func TestBrowserAgentComposer(t *testing.T) {
 		return err == nil && got == "done:", fmt.Sprint(got, err)
 	})
 	screenshot(t, ctx, "agent-transcript.png")
+}
+
+// TestBrowserBadgeConfirmCountdown: a card wears its risk badge and
+// offers no prefix for a recursive delete; "Always" opens a
+// confirmation and answers nothing until confirmed; a card that ended
+// stops counting down.
+func TestBrowserBadgeConfirmCountdown(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := newBrowser(t)
+	loginAndWatch(t, ctx, f)
+	dir := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "x"), 0o755), "mkdir")
+	pending, done := f.shellAsync(t.Context(), "browser-always", "rm -rf ./x", dir)
+	req := waitRequest(t, pending, done)
+	card := "#req-" + req.ID
+	step(t, ctx, "see the request", chromedp.WaitVisible(chromedp.CSS(card)))
+	if got := text(t, ctx, card+" .risk"); got != "dangerous" {
+		t.Errorf("badge %q", got)
+	}
+	if radios := eval[int](t, ctx, `document.querySelectorAll("`+card+` input[value=prefix]").length`); radios != 0 {
+		t.Errorf("a prefix grant is offered for rm -rf")
+	}
+	// The confirming button is hidden until "Always…" is opened, and
+	// opening it answers nothing.
+	if eval[bool](t, ctx, `document.querySelector("`+card+` button[value=always]").checkVisibility()`) {
+		t.Error("the always button is visible before confirming")
+	}
+	step(t, ctx, "open always", chromedp.Click(chromedp.CSS(card+" details.always summary")),
+		chromedp.WaitVisible(chromedp.CSS(card+" details.always .confirm-text")))
+	if r, _ := f.db.GetRequest(t.Context(), req.ID); r.State != store.Pending {
+		t.Fatalf("opening the confirmation answered it: %s", r.State)
+	}
+	screenshot(t, ctx, "always-confirm.png")
+	step(t, ctx, "confirm always", chromedp.Click(chromedp.CSS(card+` button[value="always"]`)))
+	res := waitDone(t, done)
+	if !res.out.Allowed {
+		t.Fatalf("not allowed after confirming: %q", res.out.Message)
+	}
+	if r, _ := f.db.GetRequest(t.Context(), req.ID); r.Scope != store.Always {
+		t.Errorf("scope %s, want always", r.Scope)
+	}
+
+	// A card that ends elsewhere stops its countdown.
+	pending, done = f.shellAsync(t.Context(), "browser-ended", "rm -rf ./nothing", dir)
+	req = waitRequest(t, pending, done)
+	card = "#req-" + req.ID
+	step(t, ctx, "see the second request", chromedp.WaitVisible(chromedp.CSS(card)))
+	if _, err := f.broker.Resolve(t.Context(), req.ID, broker.Answer{Approve: false, By: "alice", Surface: "terminal"}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, done)
+	step(t, ctx, "the card ended", chromedp.WaitVisible(chromedp.CSS(card+".ended .ended-note")))
+	first := text(t, ctx, card+" .left")
+	step(t, ctx, "a countdown tick later", chromedp.Sleep(1500*time.Millisecond))
+	if second := text(t, ctx, card+" .left"); first != "ended" || second != "ended" {
+		t.Errorf("time left of an ended card: %q then %q, want ended", first, second)
+	}
+}
+
+// TestBrowserAuditPhone: the audit page at a phone's 390 px: no
+// sideways scrolling, every field on screen and labelled.
+func TestBrowserAuditPhone(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := newBrowser(t)
+	loginAndWatch(t, ctx, f)
+	// Records to show: a denial with a long command, and an approval.
+	pending, done := f.shellAsync(t.Context(), "browser-audit", "rm -rf ./a-rather-long-directory-name/with/nested/parts && git push --force origin main", t.TempDir())
+	req := waitRequest(t, pending, done)
+	if _, err := f.broker.Resolve(t.Context(), req.ID, broker.Answer{Approve: false, By: "alice", Surface: "web", Reason: "not now, and a reason long enough to wrap on a phone screen"}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, done)
+	step(t, ctx, "phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
+		chromedp.Navigate(f.srv.URL+"/audit"), chromedp.WaitVisible(chromedp.CSS("table.audit tbody tr")))
+	type measure struct {
+		Inner, Scroll int
+		Rows          int
+		Outside       []string
+		Unlabelled    int
+		MinFont       float64
+	}
+	m := eval[measure](t, ctx, `(() => {
+		const w = window.innerWidth, out = [];
+		let unlabelled = 0, minFont = 100;
+		for (const td of document.querySelectorAll("table.audit tbody td")) {
+			const r = td.getBoundingClientRect();
+			if (r.width > 0 && (r.left < -1 || r.right > w + 1)) out.push(td.textContent.slice(0, 40));
+			if (!td.dataset.label && !td.classList.contains("empty")) unlabelled++;
+			minFont = Math.min(minFont, parseFloat(getComputedStyle(td).fontSize));
+		}
+		return {Inner: w, Scroll: document.documentElement.scrollWidth,
+			Rows: document.querySelectorAll("table.audit tbody tr").length, Outside: out, Unlabelled: unlabelled, MinFont: minFont};
+	})()`)
+	screenshot(t, ctx, "audit-phone.png")
+	if m.Inner != 390 || m.Scroll > m.Inner {
+		t.Errorf("page %d px wide in a %d px viewport: it scrolls sideways", m.Scroll, m.Inner)
+	}
+	if m.Rows < 2 || len(m.Outside) > 0 || m.Unlabelled > 0 {
+		t.Errorf("%d rows; cells off screen: %q; unlabelled cells: %d", m.Rows, m.Outside, m.Unlabelled)
+	}
+	if m.MinFont < 12 {
+		t.Errorf("smallest text %.1f px", m.MinFont)
+	}
+	if label := eval[string](t, ctx, `getComputedStyle(document.querySelector("table.audit td[data-label=verdict]"), "::before").content`); !strings.Contains(label, "verdict") {
+		t.Errorf("cell label %q", label)
+	}
 }

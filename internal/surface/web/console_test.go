@@ -446,20 +446,20 @@ func TestDenyWithReason(t *testing.T) {
 
 func TestApproveSessionPrefix(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	pending, done := f.shellAsync(t.Context(), "pfx", "git push -f origin main", t.TempDir())
+	pending, done := f.shellAsync(t.Context(), "pfx", "systemctl restart nginx", t.TempDir())
 	req := waitRequest(t, pending, done)
 	c := f.client()
 	c.login()
-	if p := c.get("/pending"); !strings.Contains(p.body, `name="pattern" value="git push -f"`) {
+	if p := c.get("/pending"); !strings.Contains(p.body, `name="pattern" value="systemctl restart"`) {
 		t.Fatalf("the prefix is not prefilled with broker.DefaultPrefix: %s", p.body)
 	}
 	// A pattern with an inner star is refused and answers nothing.
-	msg := c.answer(req.ID, url.Values{"decision": {"session"}, "grain": {"prefix"}, "pattern": {"git * main"}})
+	msg := c.answer(req.ID, url.Values{"decision": {"session"}, "grain": {"prefix"}, "pattern": {"systemctl * nginx"}})
 	if !strings.Contains(msg, "Not answered") {
 		t.Errorf("bad pattern notice %q", msg)
 	}
-	msg = c.answer(req.ID, url.Values{"decision": {"session"}, "grain": {"prefix"}, "pattern": {"git push *"}})
-	if !strings.Contains(msg, "for session pfx, commands starting with “git push *”") {
+	msg = c.answer(req.ID, url.Values{"decision": {"session"}, "grain": {"prefix"}, "pattern": {"systemctl restart *"}})
+	if !strings.Contains(msg, "for session pfx, commands starting with “systemctl restart *”") {
 		t.Errorf("notice %q", msg)
 	}
 	res := waitDone(t, done)
@@ -468,12 +468,12 @@ func TestApproveSessionPrefix(t *testing.T) {
 	}
 	gs, err := f.db.ListGrants(t.Context())
 	must(t, err, "list grants")
-	if len(gs) != 1 || gs[0].Grain != grant.Prefix || gs[0].Pattern != "git push *" || gs[0].Session != "pfx" {
+	if len(gs) != 1 || gs[0].Grain != grant.Prefix || gs[0].Pattern != "systemctl restart *" || gs[0].Session != "pfx" {
 		t.Fatalf("grants %+v", gs)
 	}
 
 	// The grants page lists it and revokes it.
-	if p := c.get("/grants"); !strings.Contains(p.body, "git push *") {
+	if p := c.get("/grants"); !strings.Contains(p.body, "systemctl restart *") {
 		t.Fatalf("grants page: %s", p.body)
 	}
 	msg = flashOf(c.follow("/grants/revoke", url.Values{"id": {gs[0].ID}}).body)
@@ -601,13 +601,20 @@ func TestPendingPageRendersRequest(t *testing.T) {
 		"<code>delete.recursive</code>",
 		`data-deadline="` + req.Deadline.UTC().Format(time.RFC3339) + `"`,
 		`value="once"`, `value="session"`, `value="always"`, `value="deny"`,
-		`name="pattern" value="rm -rf"`,
 		`name="reason"`,
 		"rule <code>" + req.Rule + "</code>",
+		// The badge, and "Always" behind a confirmation.
+		`<span class="risk dangerous" title="matched dangerous classes of the catalogue">dangerous</span>`,
+		`<details class="always"><summary>Always…</summary>`,
+		"Allow this exact command for every session from now on",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("pending page lacks %q", want)
 		}
+	}
+	// A recursive delete is never offered as a prefix grant.
+	if strings.Contains(body, `name="pattern"`) || strings.Contains(body, `value="prefix"`) {
+		t.Error("a prefix grant is offered for rm -rf")
 	}
 	if !regexp.MustCompile(`data-deadline="[^"]+" title="deadline [^"]+">(\d+m \d\ds|\d+s) left</span>`).MatchString(body) {
 		t.Error("no server-rendered time left")
@@ -621,6 +628,39 @@ func TestPendingPageRendersRequest(t *testing.T) {
 	}
 	if frag := c.get("/pending/list?session=other"); !strings.Contains(frag.body, "Nothing pending.") {
 		t.Errorf("another session's fragment shows this request: %q", frag.body)
+	}
+	_ = done
+}
+
+// TestPendingPrefixAndBadges: a prefix grain is offered for a class
+// where a prefix means something (restarting a service), and the badge
+// says floor for a protected path.
+func TestPendingPrefixAndBadges(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	dir := t.TempDir()
+	pending, done := f.shellAsync(t.Context(), "restart", "systemctl restart nginx", dir)
+	req := waitRequest(t, pending, done)
+	c := f.client()
+	c.login()
+	body := c.get("/pending").body
+	for _, want := range []string{`id="req-` + req.ID + `"`, `name="pattern" value="systemctl restart"`, `value="prefix"`, `class="risk dangerous"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("restart card lacks %q", want)
+		}
+	}
+	for _, tc := range []struct {
+		classes []classView
+		want    string
+	}{
+		{[]classView{{Key: "write.shell_rc", Tier: "dangerous"}}, RiskFloor},
+		{[]classView{{Key: "read.ssh_key"}}, RiskFloor},
+		{[]classView{{Key: "git.force_push", Tier: "dangerous"}}, RiskDangerous},
+		{[]classView{{Key: "mcp.github"}}, RiskHuman},
+		{nil, RiskHuman},
+	} {
+		if got, _, _ := risk(tc.classes); got != tc.want {
+			t.Errorf("risk(%v) = %s, want %s", tc.classes, got, tc.want)
+		}
 	}
 	_ = done
 }

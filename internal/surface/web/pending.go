@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/protect"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
 )
@@ -60,6 +61,11 @@ type requestView struct {
 	// Elicit is set for an MCP server's question: the card shows its
 	// message and a form instead of approval buttons.
 	Elicit *elicitView
+	// Risk is the card's badge: RiskFloor, RiskDangerous or RiskHuman;
+	// RiskLabel and RiskTitle are what it says.
+	Risk, RiskLabel, RiskTitle string
+	// What names the action for people: command, program, write…
+	What string
 	// CSRF and Back are the list's, set per render on a copy, for the
 	// elicitation card's forms (a nested template sees only its card).
 	CSRF, Back string
@@ -211,6 +217,7 @@ func viewRequest(r store.Request) *requestView {
 		DeadlineISO: iso(r.Deadline), DeadlineClock: clock(r.Deadline), deadline: r.Deadline,
 	}
 	if r.Elicit != nil {
+		v.Risk, v.RiskLabel, v.RiskTitle = RiskHuman, "needs a human", "an MCP server asks a question; answering it grants nothing"
 		v.Elicit = viewElicit(r.Elicit)
 		if r.Action.Kind == action.MCP && (r.Action.Server != "" || r.Action.Tool != "") {
 			// The call that made the server ask; the model wrote its
@@ -243,7 +250,45 @@ func viewRequest(r store.Request) *requestView {
 		v.Detail = append(v.Detail, detail{"in", r.Action.Dir})
 	}
 	v.Classes = classes(r.Classes, an)
+	v.Risk, v.RiskLabel, v.RiskTitle = risk(v.Classes)
+	v.What = map[action.Kind]string{action.Shell: "command", action.Code: "program", action.Write: "write",
+		action.MCP: "tool call", action.Plugin: "action"}[r.Action.Kind]
+	if v.What == "" {
+		v.What = "action"
+	}
 	return v
+}
+
+// Risk badges of a card, most severe first.
+const (
+	// RiskFloor: the action touches a protected path (a secret, a shell
+	// startup file, system configuration…) or a hardline class: no mode
+	// or bypass would let it through without a human.
+	RiskFloor = "floor"
+	// RiskDangerous: a dangerous class of the catalogue.
+	RiskDangerous = "dangerous"
+	// RiskHuman: no class says it is dangerous, but nothing allows it
+	// either (an MCP tool without a rule, a write outside the safe
+	// roots, an MCP server's question): a human decides.
+	RiskHuman = "human"
+)
+
+// risk is the badge for a card's classes.
+func risk(cls []classView) (kind, label, title string) {
+	kind = RiskHuman
+	for _, c := range cls {
+		_, protected := protect.Lookup(c.Key)
+		switch {
+		case protected || c.Tier == string(shell.TierHardline) || c.Tier == string(shell.TierFloor):
+			return RiskFloor, "floor", "touches a protected path or a hardline class (" + c.Key + "): mode off and yolo do not let it through"
+		case c.Tier == string(shell.TierDangerous):
+			kind = RiskDangerous
+		}
+	}
+	if kind == RiskDangerous {
+		return kind, "dangerous", "matched dangerous classes of the catalogue"
+	}
+	return kind, "needs a human", "nothing allows it on its own: a human decides"
 }
 
 // findings is the part of a shell.Analysis a card shows: decoding only

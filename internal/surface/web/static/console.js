@@ -13,12 +13,19 @@
   }
   function tick() {
     const now = Date.now();
+    // An ended card keeps what it said when it ended: no countdown.
+    for (const el of document.querySelectorAll('.ended [data-deadline]')) stopClock(el);
     for (const el of document.querySelectorAll('[data-deadline]')) {
       const ms = Date.parse(el.dataset.deadline) - now;
       el.textContent = fmtLeft(ms);
       el.classList.toggle('soon', ms > 0 && ms < 30000);
       el.classList.toggle('expired', ms <= 0);
     }
+  }
+  function stopClock(el) {
+    delete el.dataset.deadline;
+    el.classList.remove('soon', 'expired');
+    el.textContent = 'ended';
   }
   tick();
   setInterval(tick, 1000);
@@ -75,7 +82,9 @@
     const card = document.getElementById('req-' + data.id);
     if (!card || card.classList.contains('ended')) return;
     card.classList.add('ended');
-    for (const b of card.querySelectorAll('button, input, select, textarea')) b.disabled = true;
+    for (const el of card.querySelectorAll('[data-deadline]')) stopClock(el);
+    for (const d of card.querySelectorAll('details')) d.open = false;
+    for (const b of card.querySelectorAll('button, input, select, textarea, summary')) { b.disabled = true; b.setAttribute('aria-disabled', 'true'); }
     const note = card.querySelector('.ended-note');
     if (note) { note.textContent = data.text || 'Ended.'; note.hidden = false; }
     setTimeout(() => { card.remove(); count(); }, 10000);
