@@ -2,7 +2,7 @@
 // hosts (the PostgreSQL store): it holds a lease in the store and
 // renews it, reaps the leases of hosts that stopped renewing theirs
 // (their pending requests withdrawn, their cron runs recorded failed,
-// their kanban claims reclaimed), and follows the other hosts' request
+// their kanban claims reclaimed, once no process of them is on record), and follows the other hosts' request
 // changes: an announcement wakes this host's waiter at once, and a poll
 // about once a second repairs any announcement that was lost.
 //
@@ -64,6 +64,13 @@ type Options struct {
 	Follow func(ctx context.Context) error
 	// Reaped, if set, hears what each reap ended.
 	Reaped func(Reap)
+	// Fence, if set, fences this machine's leftovers of dead spawners
+	// (sandbox.Fence) before each reap, within ctx: a run that process
+	// records still name is not reclaimed, so a host that died on this
+	// machine has its runs retried once a live neighbour here, or its
+	// successor, confirmed its processes gone. Another machine's
+	// leftovers wait for that machine's fence.
+	Fence  func(ctx context.Context) error
 	Logger *slog.Logger
 }
 
@@ -239,6 +246,16 @@ func (m *Member) renew(ctx context.Context) error {
 // lease withdrawn, kanban runs with expired leases reclaimed.
 func (m *Member) reap(ctx context.Context) error {
 	var rp Reap
+	if m.o.Fence != nil {
+		// Bounded well within the lease: a leftover that will not die
+		// must not cost this host its own lease (its run just waits).
+		fctx, cancel := context.WithTimeout(ctx, m.o.Lease/3)
+		err := m.o.Fence(fctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			m.log.WarnContext(ctx, "fence this machine's leftovers of dead hosts", "err", err)
+		}
+	}
 	reaped, runs, err := m.o.Store.ReapHosts(ctx, time.Time{}, "abandoned: the host running it stopped renewing its lease")
 	if err != nil {
 		return err

@@ -310,6 +310,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 			Store: h.pg, ID: h.id, Addr: cfg.Addr, Lease: h.pol.start.Cluster.Lease,
 			FailureLimit: h.pol.start.Kanban.FailureLimit, Follow: h.pg.Follow, Logger: cfg.Logger,
 			Reaped: func(r cluster.Reap) { h.ops.Reaped(len(r.Hosts), r.Requests, r.CronRuns, r.TaskRuns) },
+			Fence:  h.fenceDead,
 		}); err != nil {
 			return nil, fmt.Errorf("start host: join the hosts sharing the store: %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/ops"
+	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/postgres"
 	"github.com/wardenhq/warden/internal/store/sqlite"
@@ -171,4 +172,16 @@ func (c cronMetrics) ClaimDue(ctx context.Context, now time.Time, host string, p
 	runs, err := c.CronStore.ClaimDue(ctx, now, host, plan)
 	c.ops.CronClaimed(runs)
 	return runs, err
+}
+
+// fenceDead fences this machine's leftovers of hosts (and local gates)
+// that died since the start's fence, before the cluster reclaims their
+// runs (cluster.Options.Fence). It runs only once the store is open;
+// the sandbox need not exist yet (Fence reads the records, not it).
+func (h *host) fenceDead(ctx context.Context) error {
+	fenced, err := sandbox.Fence(ctx, h.db)
+	for _, p := range fenced {
+		h.log.WarnContext(ctx, "fenced a leftover of a dead host on this machine", "pid", p.PID, "what", p.What, "owner", p.Owner, "run", p.Run, "spawner", p.Spawner)
+	}
+	return err
 }
