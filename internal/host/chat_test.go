@@ -417,4 +417,7 @@ chat:
 // del is a command deleting dir that the gate asks about: a recursive
 // delete named relative to its parent (a delete of an absolute path
 // under the temporary directory is not dangerous).
-func del(dir string) string { return "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir) }
+// del deletes dir and a relative ./.scratch: dir alone, under /tmp, would
+// be a temporary delete not worth asking about; the relative operand is
+// the project's own, so the whole is a recursive delete to ask about.
+func del(dir string) string { return "rm -rf ./.scratch " + dir }

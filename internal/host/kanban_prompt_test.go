@@ -35,7 +35,9 @@ func kanbanModel(r llmtest.Request) llmtest.Reply {
 		dir := strings.TrimPrefix(title, "tidy ")
 		steps := []llmtest.ToolCall{
 			llmtest.Call("terminal", `{"command":"echo checked"}`),
-			llmtest.Call("terminal", mustJSON(map[string]string{"command": "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir)})),
+			// Relative to the task's workspace: a path under /tmp (or a cd
+			// there) would make the delete a temporary one.
+			llmtest.Call("terminal", mustJSON(map[string]string{"command": "rm -rf " + filepath.Base(dir)})),
 			llmtest.Call("kanban_comment", `{"body":"could not delete; needs a human"}`),
 			llmtest.Call("kanban_complete", `{"summary":"checked; deletion refused"}`),
 		}
@@ -68,10 +70,11 @@ func TestKanbanPromptTask(t *testing.T) {
 	}
 	th := startHost(t, cfg)
 	ctx := t.Context()
-	target := filepath.Join(t.TempDir(), "keep")
+	ws := t.TempDir()
+	target := filepath.Join(ws, "keep")
 	mkdir(t, target)
 
-	tidy, err := th.client.AddKanbanTask(ctx, localapi.KanbanAddRequest{Title: "tidy " + target, Prompt: "Tidy up."})
+	tidy, err := th.client.AddKanbanTask(ctx, localapi.KanbanAddRequest{Title: "tidy " + target, Prompt: "Tidy up.", Workspace: "dir:" + ws})
 	if err != nil {
 		t.Fatal(err)
 	}

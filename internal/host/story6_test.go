@@ -44,10 +44,10 @@ func storyModel(r llmtest.Request) llmtest.Reply {
 	switch {
 	case strings.HasPrefix(first, "CRON-DANGER "):
 		dir := strings.TrimPrefix(first, "CRON-DANGER ")
-		// A project directory deleted relative to its parent: a
-		// recursive delete that names /tmp/… is confined to a temporary
-		// directory and not dangerous.
-		args, _ := json.Marshal(map[string]string{"command": "cd " + filepath.Dir(dir) + " && rm -rf " + filepath.Base(dir)})
+		// A project directory deleted relative to where the call runs:
+		// a recursive delete that names /tmp/… (or follows a cd there) is
+		// confined to a temporary directory and not dangerous.
+		args, _ := json.Marshal(map[string]string{"command": "rm -rf " + filepath.Base(dir)})
 		return llmtest.Calls(llmtest.Call("terminal", string(args)))
 	case strings.HasPrefix(first, "CRON-MCP"), strings.HasPrefix(first, "WEB"):
 		return llmtest.Calls(llmtest.Call("files__confirm_delete", `{"path":"/srv/reports"}`))
@@ -141,8 +141,10 @@ mcp:
 
 	// 1. The cron prompt job's dangerous call is denied, and the agent
 	// hears why.
-	target := filepath.Join(t.TempDir(), "reports")
-	mkdir(t, target)
+	target := filepath.Join(cfg.ScratchDir, CronDir, "reports")
+	if err := os.MkdirAll(target, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := th.client.AddCronJob(ctx, localapi.CronAddRequest{Name: "nightly", Every: "1h", Overlap: "allow", Prompt: "CRON-DANGER " + target}); err != nil {
 		t.Fatal(err)
 	}

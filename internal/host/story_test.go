@@ -64,13 +64,18 @@ func TestStory1_CronDoesNotLeak(t *testing.T) {
 	ctx := t.Context()
 	work := t.TempDir()
 
-	// The cron step aims at a directory that exists: a leak in either
-	// direction would show as it disappearing.
-	cronTarget := filepath.Join(work, "cron-target")
-	mkdir(t, cronTarget)
+	// The cron step aims at a directory that exists, in the directory
+	// cron steps run in (a relative delete: a path under /tmp would be a
+	// temporary one, and the sandbox shows nothing else of the test's
+	// directories): a leak in either direction would show as it
+	// disappearing.
+	cronTarget := filepath.Join(cfg.ScratchDir, CronDir, "cron-target")
+	if err := os.MkdirAll(cronTarget, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := th.client.AddCronJob(ctx, localapi.CronAddRequest{
 		Name: "tidy", Every: "1h", Overlap: "allow",
-		Steps: []string{"echo before", "cd " + work + " && rm -rf cron-target", "echo after"},
+		Steps: []string{"echo before", "rm -rf cron-target", "echo after"},
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,6 @@
 package shell
 
-import (
-	"path"
-	"strings"
-)
+import "strings"
 
 // Family delete: rm, find -delete, and the moves that delete.
 
@@ -75,7 +72,7 @@ func ruleRm(c *cmd) {
 		if recursive {
 			c.deleteTree(op)
 		}
-		if !ok || !tempEntry(op, r) || !writtenAbs(op) && !c.w.dir.moved {
+		if !ok || !c.tempConfined(op, r) || !writtenAbs(op) && !c.w.dir.moved {
 			allTemp = false
 		}
 		// A relative operand is judged by where it leads only when that
@@ -179,7 +176,7 @@ func ruleFind(c *cmd) {
 	hard := false
 	for _, s := range starts {
 		r, ok := c.w.resolvePath(s)
-		if !ok || !tempEntry(s, r) || !writtenAbs(s) || followsLinks {
+		if !ok || !c.tempConfined(s, r) || !writtenAbs(s) || followsLinks {
 			allTemp = false
 		}
 		if ok {
@@ -194,7 +191,7 @@ func ruleFind(c *cmd) {
 	if len(starts) == 0 {
 		allTemp = false
 		if r := c.w.cwd(); r != "" {
-			allTemp = tempRoot(r) && c.w.dir.moved && !followsLinks
+			allTemp = isTemp(r) && !followsLinks && !c.linkedEarlier()
 			if cls := c.w.deleteTarget(r, false); cls != "" {
 				c.findDetail(cls, c.span, r)
 				hard = true
@@ -206,26 +203,35 @@ func ruleFind(c *cmd) {
 	}
 }
 
-// tempEntry reports whether deleting operand a, resolved to r, removes
-// only an entry of a temporary directory itself (/tmp/x, /var/tmp/build),
-// which is harmless: if the entry is a symbolic link, rm and find remove
-// the link, not what it points to. A deeper path (/tmp/x/y), a trailing
-// slash (/tmp/x/) or a ".." goes through the entry, and an entry of a
-// world-writable directory may be a link anyone planted (ln -s ~ /tmp/x;
-// rm -rf /tmp/x/ empties the home directory): those are judged as the
-// deletes they may be.
-func tempEntry(a Arg, r string) bool {
-	// $TMPDIR is whatever the session last exported (a persistent
-	// terminal keeps it between calls): not known to be temporary.
-	if !isTemp(r) || !tempRoot(path.Dir(r)) || strings.HasPrefix(r, "$") || dotDot(a.Value) {
-		return false
-	}
-	v := strings.TrimRight(a.Value, "/")
-	return v == a.Value && !strings.HasSuffix(v, "/.") && v != "."
+// tempConfined reports whether deleting operand a, resolved to r, stays
+// in a temporary directory (/tmp/build, $TMPDIR/x, x after cd /tmp). Not
+// when the path has a ".." (the kernel resolves it after the links before
+// it, so its lexical clean is not where it leads), and not after a link
+// was made earlier in the line: ln -s ~ /tmp/h; rm -rf /tmp/h/ empties the
+// home directory through a path that reads as temporary.
+func (c *cmd) tempConfined(a Arg, r string) bool {
+	return isTemp(r) && !dotDot(a.Value) && !c.linkedEarlier()
 }
 
-// tempRoot reports a temporary directory itself (/tmp, $TMPDIR).
-func tempRoot(p string) bool { return isTemp(p+"/x") && !isTemp(p) }
+// linkedEarlier reports a command earlier in the line that can make a
+// link (ln in any form, cp -s/--symbolic-link, or one whose name is not
+// known): a path through it may lead anywhere.
+func (c *cmd) linkedEarlier() bool {
+	for i := range c.w.a.Commands[:min(c.idx, len(c.w.a.Commands))] {
+		k := c.w.a.Commands[i].key()
+		switch {
+		case k == "ln" || k == "link" || k == "mklink" || k == "":
+			return true
+		case k == "cp":
+			for _, x := range c.w.a.Commands[i].Argv[1:] {
+				if v := x.Value; strings.HasPrefix(v, "--sym") || strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsRune(v, 's') {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
 
 // writtenAbs reports an operand written as an absolute place (/tmp/x,
 // ~/x, $TMPDIR/x, a constant): a delete confined to a temporary directory

@@ -32,12 +32,22 @@ const maxProbes = 64
 
 // exec records a candidate and classifies it; launchers and carriers
 // recurse into what they run. It returns the candidate's index.
+// maxNesting caps how deep launchers, shells and payloads nest (sudo env
+// timeout bash -c '…' is four).
+const maxNesting = 64
+
 func (w *walker) exec(args []Arg, via []string, assigns []string, in stdin, sp Span) int {
 	if len(args) == 0 || w.err != nil {
 		return -1
 	}
 	if len(w.a.Commands) >= w.opts.MaxCommands {
 		w.err = fmt.Errorf("%w: more than %d commands", errCap, w.opts.MaxCommands)
+		return -1
+	}
+	// Each level copies its chain of launchers: a rule that ran its own
+	// command again would cost quadratic time up to MaxCommands.
+	if len(via) > maxNesting {
+		w.err = fmt.Errorf("%w: commands nested more than %d deep", errCap, maxNesting)
 		return -1
 	}
 	idx := len(w.a.Commands)

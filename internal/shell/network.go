@@ -119,8 +119,10 @@ func (c *cmd) uploadFiles(files []Arg) {
 		if f.Value == "-" || f.Value == "." {
 			c.w.meta[c.idx].sends = true
 			c.findDetail(clsUpload, f.Span, "standard input")
-			if c.in.kind == stdinFile && c.in.file.Value != "-" {
-				c.uploadFiles([]Arg{c.in.file}) // curl -T - < FILE
+			// curl -T - < FILE sends FILE. Not again for a redirect that
+			// itself reads as standard input (ssh < . would recurse).
+			if in := c.in.file; c.in.kind == stdinFile && in.Value != "-" && in.Value != "." {
+				c.uploadFiles([]Arg{in})
 			}
 			continue
 		}

@@ -160,9 +160,11 @@ func rulePkg(c *cmd) {
 		if first == "shell" || first == "develop" || first == "run" {
 			np := parseOpts(nixRunSpec, c.args, 1)
 			if v, ok := np.value("c"); ok {
-				at := v.Span
-				for i, a := range c.args {
-					if a.Span == at {
+				// The value's own word: inside a payload every word may
+				// share one span (the payload's), so the span alone could
+				// name argv[0] and run this command again.
+				for i := 1; i < len(c.args); i++ {
+					if a := c.args[i]; a.Span == v.Span && a.Value == v.Value {
 						c.run(c.args[i:], "nix "+first+" -c")
 						return
 					}
