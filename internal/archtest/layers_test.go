@@ -17,7 +17,7 @@ import (
 var layers = [][]string{
 	// 0: vocabulary and leaves: no internal imports.
 	{"action", "ancestry", "anchor", "backup", "codescan", "execenv", "form", "jsonbody", "llm",
-		"owner", "policy", "protect", "redact", "service", "socket"},
+		"owner", "policy", "protect", "redact", "service", "socket", "store/codec"},
 	// 1: readers of text and configuration.
 	{"config", "connlimit", "hookconf", "llm/openai", "shell"},
 	// 2: grants are patterns over analysed actions; reads (Read, Grep,
@@ -26,7 +26,7 @@ var layers = [][]string{
 	// 3: the store: rows, not model or analysis types.
 	{"store"},
 	// 4: things kept in the store, and the pure decision.
-	{"board", "ccperm", "credential", "gate", "hook", "sandbox", "store/sqlite"},
+	{"board", "ccperm", "credential", "gate", "hook", "sandbox", "store/postgres", "store/sqlite"},
 	// 5: asking and explaining: the broker, the audit record, the
 	// explanation of a decision, the guardian model, the tools and MCP
 	// clients that run inside the sandbox.
@@ -35,7 +35,9 @@ var layers = [][]string{
 	{"audit", "broker", "explain", "guardian", "hookrun", "mcpclient", "tools"},
 	// 6: the one path decide → audit → ask → audit → run, session shells,
 	// and the surface interface and terminal rendering.
-	{"runner", "shellstate", "surface", "surface/terminal"},
+	// cluster: several hosts on one shared store (leases, reaping,
+	// following other hosts' request changes); ops: health and metrics.
+	{"cluster", "ops", "runner", "shellstate", "surface", "surface/terminal"},
 	// 7: work built on the runner, and surfaces built on the interface.
 	{"agent", "surface/chat", "surface/notify"},
 	// 8: scheduled and delegated work; chat adapters.

@@ -45,11 +45,12 @@ func TestReleaseSize(t *testing.T) {
 		}
 	}
 	// Budgets: the sizes when they were set (docs/performance.md), with
-	// room to grow a little.
+	// room to grow a little; warden's was raised from 52 to 56 MiB when
+	// the PostgreSQL store (pgx) and the Prometheus metrics landed (+5 MB).
 	for _, c := range []struct {
 		pkg    string
 		budget int64
-	}{{"./cmd/warden", 52 << 20}, {"./cmd/warden-hook", 9 << 20}} {
+	}{{"./cmd/warden", 56 << 20}, {"./cmd/warden-hook", 9 << 20}} {
 		out := filepath.Join(dir, filepath.Base(c.pkg))
 		goBuild(out, c.pkg, true)
 		st, err := os.Stat(out)

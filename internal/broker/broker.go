@@ -81,7 +81,10 @@ type Broker struct {
 	waiters map[string]*waiter      // request id → its waiter
 	leaders map[coalesceKey]*waiter // identical pending questions
 	subs    map[*sub]struct{}
-	ids     *ulid.MonotonicEntropy
+	// remote are other hosts' pending requests this host's surfaces
+	// were told of (shared.go).
+	remote map[string]struct{}
+	ids    *ulid.MonotonicEntropy
 	// orphans are requests whose waiter is gone but which the store
 	// refused to end; retrying says whether their retry loop runs.
 	orphans  map[string]store.Resolution
@@ -115,7 +118,7 @@ func New(o Options) *Broker {
 	}
 	return &Broker{
 		o: o, log: o.Logger.With("component", "broker"),
-		waiters: map[string]*waiter{}, leaders: map[coalesceKey]*waiter{}, subs: map[*sub]struct{}{},
+		waiters: map[string]*waiter{}, leaders: map[coalesceKey]*waiter{}, subs: map[*sub]struct{}{}, remote: map[string]struct{}{},
 		ids: ulid.Monotonic(rand.Reader, 0), orphans: map[string]store.Resolution{}, stop: make(chan struct{}),
 	}
 }
@@ -489,9 +492,11 @@ func (b *Broker) Resolve(ctx context.Context, id string, a Answer) (store.Reques
 	_, waiting := b.waiters[id]
 	b.mu.Unlock()
 	if !waiting {
-		// No asker here: fine for another host's request, not for one of
-		// this host's, whose asker is gone.
-		if r, err := b.o.Requests.GetRequest(ctx, id); err == nil && r.State == store.Pending && r.Host == b.o.Host {
+		// No asker here: fine for another live host's request, not for
+		// one of this host's, whose asker is gone, nor for one of a host
+		// that is gone (its asker went with it).
+		if r, err := b.o.Requests.GetRequest(ctx, id); err == nil && r.State == store.Pending &&
+			(r.Host == b.o.Host || (b.o.Alive != nil && !b.o.Alive(r.Host))) {
 			ended, err := b.resolve(ctx, id, store.Resolution{State: store.Withdrawn, Reason: "its asker went away"}, "")
 			if err != nil && !errors.Is(err, ErrNotPending) {
 				b.orphan(id, store.Resolution{State: store.Withdrawn, Reason: "its asker went away"})
@@ -663,29 +668,15 @@ func (b *Broker) EndSession(ctx context.Context, session, cause string) error {
 // Recover withdraws the pending requests of brokers that are gone (an
 // earlier run of the host): their askers cannot be woken, so nobody may
 // answer them into "approved". Requests of live brokers sharing the
-// store (a `warden chat` beside the host) are left alone.
+// store (a `warden chat` beside the host, other hosts on a shared
+// database) are left alone.
 func (b *Broker) Recover(ctx context.Context) (int, error) {
 	if b.o.Alive == nil {
 		return b.o.Requests.WithdrawHostRequests(ctx, b.o.Host, store.Resolution{State: store.Withdrawn, Reason: "host restarted", At: b.o.Now()})
 	}
-	pending, err := b.o.Requests.PendingRequests(ctx, "")
+	n, err := b.Withdraw(ctx, b.o.Alive, "host restarted")
 	if err != nil {
-		return 0, fmt.Errorf("recover: %w", err)
-	}
-	n := 0
-	for _, p := range pending {
-		if p.Host == b.o.Host || b.o.Alive(p.Host) {
-			continue
-		}
-		r, err := b.o.Requests.ResolveRequest(ctx, p.ID, store.Resolution{State: store.Withdrawn, Reason: "host restarted", At: b.o.Now()})
-		if errors.Is(err, ErrNotPending) {
-			continue
-		}
-		if err != nil {
-			return n, fmt.Errorf("recover: %w", err)
-		}
-		n++
-		b.publish(Event{Type: Ended, Request: r})
+		return n, fmt.Errorf("recover: %w", err)
 	}
 	return n, nil
 }

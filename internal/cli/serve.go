@@ -22,6 +22,7 @@ type serveOptions struct {
 	allowRemote bool
 	hosts       []string
 	yolo        bool
+	store       string
 }
 
 const serveLong = `Run the warden host: the store, the gate, the broker that holds questions
@@ -65,6 +66,15 @@ file the host runs with safe defaults (approvals.mode manual, every
 unattended mode deny) and picks the file up when it appears. A file that
 is broken or empty at start is an error (write {} for the defaults).
 
+With --store postgres://… (or store: in the config) the store is a
+PostgreSQL database shared by several hosts behind a load balancer: an
+answer given on any host's console wakes the waiter on the host that
+asked, a cron slot fires on one host, a kanban task is claimed by one
+dispatcher, and the audit log stays one chain. Each host keeps its own
+state directory (sockets, shell state, logs, its anchor) and holds a
+lease in the database (cluster.lease, default 15s): a host stopped or
+cut off for longer is reaped by the others. See docs/multi-host.md.
+
 The audit log's head is kept outside the database too (STATE/warden.db.anchor
 and the audit: sinks of the config). A database missing, replaced or short
 of records the anchor knows of is refused at start: restore it, or move the
@@ -93,7 +103,7 @@ including an --addr beyond loopback without --allow-remote.`
 func newServeCmd() *cobra.Command {
 	var opts serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve [--state DIR] [--scratch DIR] [--config FILE] [--addr HOST:PORT] [--allow-remote] [--console-host NAME] [--yolo]",
+		Use:   "serve [--state DIR] [--scratch DIR] [--config FILE] [--addr HOST:PORT] [--allow-remote] [--console-host NAME] [--yolo] [--store postgres://…]",
 		Short: "Run the warden host: gate, broker, cron, web console and admin socket",
 		Long:  serveLong,
 		Example: `  warden serve
@@ -113,6 +123,7 @@ func newServeCmd() *cobra.Command {
 	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow a console address beyond loopback (put TLS in front)")
 	f.StringArrayVar(&opts.hosts, "console-host", nil, "a Host name the console accepts besides loopback (the name a reverse proxy serves it as); repeatable")
 	f.BoolVar(&opts.yolo, "yolo", false, "run attended sessions' dangerous commands without asking (floors still apply)")
+	f.StringVar(&opts.store, "store", "", "a postgres:// URL: keep the store in PostgreSQL, shared with other hosts (default: the config's store:, else SQLite in the state directory)")
 	return cmd
 }
 
@@ -134,6 +145,7 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	logger := opts.log.logger(stderr, slog.LevelInfo)
 	err = host.Run(ctx, host.Config{
 		StateDir: state, ScratchDir: scratch, ConfigPath: cfgPath, Addr: opts.addr, AllowRemote: opts.allowRemote, ConsoleHosts: opts.hosts, Yolo: opts.yolo,
+		Store:  opts.store,
 		Stdout: stdout, Logger: logger,
 		Environ: os.Environ(), // the edge: commands get an allowlisted copy (execenv)
 		Paths:   hostPaths(cfgPath),

@@ -76,6 +76,12 @@ type Config struct {
 	// Audit holds the audit: section (where the audit chain's head is
 	// anchored besides the state directory).
 	Audit Audit
+	// Store is the top-level store: key: a postgres:// URL for a store
+	// shared by several hosts, "" for SQLite in the state directory.
+	// Read once at start.
+	Store string
+	// Cluster holds the cluster: section (hosts sharing the store).
+	Cluster Cluster
 }
 
 // Hook is the hook: section: how warden hook answers agents that have

@@ -158,6 +158,8 @@ type rawConfig struct {
 	Hook             *rawHook      `yaml:"hook"`
 	Analysis         *rawAnalysis  `yaml:"analysis"`
 	Audit            *rawAudit     `yaml:"audit"`
+	Store            node          `yaml:"store"`
+	Cluster          *rawCluster   `yaml:"cluster"`
 }
 
 type rawHook struct {
@@ -352,6 +354,8 @@ func (v *validator) config(raw *rawConfig) *Config {
 		}
 	}
 	cfg.Audit = v.audit(raw.Audit)
+	cfg.Store = v.store(raw.Store)
+	cfg.Cluster = v.cluster(raw.Cluster)
 	if k := raw.Kanban; k != nil {
 		cfg.Kanban.FailureLimit = v.count(k.FailureLimit.n, "kanban.failure_limit", DefaultFailureLimit, 100)
 		cfg.Kanban.Concurrency = v.count(k.Concurrency.n, "kanban.concurrency", DefaultConcurrency, 64)

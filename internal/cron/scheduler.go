@@ -63,6 +63,10 @@ type Options struct {
 	Ended func(ctx context.Context, session string)
 	// Agent runs prompt jobs; nil fails them with "no model configured".
 	Agent Agent
+	// Shared: other live hosts run schedulers on the same store, so Run
+	// must not end their runs at start; the hosts' leases decide which
+	// runs are abandoned (internal/cluster).
+	Shared bool
 }
 
 // Agent runs a prompt job's agent as the owner in ctx, in dir, as
@@ -242,10 +246,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	defer s.stop(ctx)
-	if n, err := s.o.Store.AbandonCronRuns(ctx, s.o.Host, s.o.Now(), "abandoned: the host running it stopped before it ended"); err != nil {
-		s.log.WarnContext(ctx, "cron: could not end runs of earlier hosts", "err", err)
-	} else if n > 0 {
-		s.log.InfoContext(ctx, "cron: ended runs of earlier hosts", "runs", n)
+	// On a shared store the cluster's reaper ends the runs of hosts
+	// that are gone; other hosts' runs are alive.
+	if !s.o.Shared {
+		if n, err := s.o.Store.AbandonCronRuns(ctx, s.o.Host, s.o.Now(), "abandoned: the host running it stopped before it ended"); err != nil {
+			s.log.WarnContext(ctx, "cron: could not end runs of earlier hosts", "err", err)
+		} else if n > 0 {
+			s.log.InfoContext(ctx, "cron: ended runs of earlier hosts", "runs", n)
+		}
 	}
 	close(s.ready)
 	retry := time.Second

@@ -160,6 +160,18 @@ type Options struct {
 	RemoteOnly bool
 	Logger     *slog.Logger
 	Now        func() time.Time
+
+	// Holder names this dispatcher's claims (the host's id). Lease, when
+	// positive, gives each claim a lease of that length, renewed every
+	// third of it while the worker runs: a host that dies loses its
+	// tasks to another host's reclaim (cluster), and a dispatcher that
+	// finds its claim gone kills the worker.
+	Holder string
+	Lease  time.Duration
+	// Alive, if set, tells the holders of open runs that are still
+	// alive (other hosts sharing the store): recovery at start leaves
+	// their runs alone. Nil fails every open run at start.
+	Alive func(holder string) bool
 }
 
 // Dispatcher claims ready tasks and runs each in a worker process.
@@ -299,7 +311,7 @@ loop:
 		}
 		for !d.o.RemoteOnly && active < d.o.Concurrency && ctx.Err() == nil {
 			run := d.o.Boards.NewID()
-			t, r, err := d.o.Board.ClaimTask(ctx, store.TaskClaim{Run: run, Log: d.logPath(run), At: d.o.Now()})
+			t, r, err := d.o.Board.ClaimTask(ctx, store.TaskClaim{Run: run, Log: d.logPath(run), At: d.o.Now(), Holder: d.o.Holder, Lease: d.o.Lease})
 			if errors.Is(err, store.ErrNothingReady) {
 				break
 			}
@@ -382,6 +394,9 @@ func (d *Dispatcher) failLate(ctx context.Context, runs []store.TaskRun) {
 	case <-t.C:
 	}
 	for _, r := range runs {
+		if d.o.Alive != nil && r.Holder != "" && r.Holder != d.o.Holder && d.o.Alive(r.Holder) {
+			continue // another live host's run
+		}
 		t, err := d.o.Board.RecordFailure(ctx, r.ID, "host restarted while the run was in progress", d.o.FailureLimit, d.o.Now())
 		if err != nil && !errors.Is(err, store.ErrTaskRunEnded) {
 			d.log.ErrorContext(ctx, "fail an open run", "run", r.ID, "err", err)
@@ -398,7 +413,13 @@ func (d *Dispatcher) logPath(run string) string { return filepath.Join(d.o.LogDi
 // work runs one claimed run to its end.
 func (d *Dispatcher) work(ctx context.Context, t store.Task, r store.TaskRun) {
 	log := d.log.With("task", t.ID, "run", r.ID)
-	reason, err := d.spawn(ctx, log, t, r)
+	wctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	if d.o.Lease > 0 {
+		stop := d.keepLease(wctx, log, r.ID, lost)
+		defer stop()
+	}
+	reason, err := d.spawn(wctx, log, t, r)
 	// Fence the run before its failure makes the task claimable again:
 	// a step the host still runs for it (the worker died mid-step) is
 	// killed and confirmed gone, and no new one can start.
@@ -410,6 +431,8 @@ func (d *Dispatcher) work(ctx context.Context, t store.Task, r store.TaskRun) {
 	switch {
 	case ctx.Err() != nil:
 		reason = "host shut down while the worker ran"
+	case wctx.Err() != nil:
+		reason = context.Cause(wctx).Error()
 	case err != nil:
 		reason = "spawn worker: " + err.Error()
 		log.ErrorContext(ctx, "spawn worker", "err", err)
@@ -426,6 +449,37 @@ func (d *Dispatcher) work(ctx context.Context, t store.Task, r store.TaskRun) {
 		log.WarnContext(ctx, "run failed", "reason", reason, "task_status", after.Status, "retries", after.Retries)
 	}
 	d.ended(context.WithoutCancel(ctx), t.ID)
+}
+
+// keepLease renews run's lease every third of it until stop is called;
+// when the claim is gone (reclaimed by another host, ended by an
+// operator) it cancels the worker with lost.
+func (d *Dispatcher) keepLease(ctx context.Context, log *slog.Logger, run string, lost context.CancelCauseFunc) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d.o.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			_, err := d.o.Board.RenewRun(ctx, run, d.o.Holder, d.o.Lease)
+			switch {
+			case err == nil:
+			case errors.Is(err, store.ErrTaskRunEnded), errors.Is(err, store.ErrLeaseLost):
+				log.WarnContext(ctx, "the run's claim is gone: stopping its worker", "err", err)
+				lost(fmt.Errorf("the run's claim was lost: %w", err))
+				return
+			case ctx.Err() == nil:
+				log.WarnContext(ctx, "renew the run's lease", "err", err)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // ended tells Ended about task id if its session is over.
@@ -535,7 +589,7 @@ func (d *Dispatcher) spawn(ctx context.Context, log *slog.Logger, t store.Task, 
 
 // RunKey is what a kanban run's processes are fenced by: its steps
 // (tools.RunKey of the run's owner) and its worker.
-func RunKey(run string) string { return "kanban:" + run }
+func RunKey(run string) string { return store.KanbanRunKey(run) }
 
 func describeExit(e *sandbox.ExitError) string {
 	if e.Signal != 0 {

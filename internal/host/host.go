@@ -42,6 +42,7 @@ import (
 	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/cluster"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/connlimit"
 	"github.com/wardenhq/warden/internal/credential"
@@ -50,11 +51,13 @@ import (
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/ops"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/shellstate"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/postgres"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 	"github.com/wardenhq/warden/internal/surface/web"
 	"github.com/wardenhq/warden/internal/tools"
@@ -133,6 +136,10 @@ type Config struct {
 	// connection caps (per remote IP on the console, per peer uid on the
 	// socket); zero fields mean connlimit.Defaults.
 	Limits connlimit.Limits
+	// Store is a postgres:// URL of a store shared with other hosts; it
+	// overrides the config's store: key. "" (and no store: key) keeps
+	// the SQLite store in the state directory.
+	Store string
 
 	// wrap lets tests observe the store; tune lets tests and benchmarks
 	// set the store's options (group commit, the commit hook).
@@ -141,6 +148,8 @@ type Config struct {
 	// simulate a kernel that cannot sandbox.
 	sandboxProbe func(context.Context) error
 	tune         func(*sqlite.Options)
+	// committed hears the records of each commit (the metrics).
+	committed func([]store.Decision)
 }
 
 // Info describes a running host.
@@ -162,11 +171,17 @@ func Run(ctx context.Context, cfg Config) error {
 
 // host is one running host.
 type host struct {
-	cfg    Config
-	id     string
-	log    *slog.Logger
-	out    io.Writer
-	db     *sqlite.DB
+	cfg Config
+	id  string
+	log *slog.Logger
+	out io.Writer
+	db  backend
+	// pg is the shared store (nil on SQLite) and member this host's
+	// lease among the hosts sharing it.
+	pg     *postgres.DB
+	member *cluster.Member
+	// ops serves /healthz, /readyz and /metrics on the console address.
+	ops    *ops.Ops
 	st     store.Store
 	boards *board.Service // the one board service: console, local API (so the CLI), dispatcher
 	pol    *policyLoader
@@ -261,6 +276,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		}
 	}
 	h := &host{cfg: cfg, id: newID(""), out: cfg.Stdout, socket: filepath.Join(state, localapi.SocketName)}
+	h.ops = h.newOps()
 	h.log = cfg.Logger.With("component", "host", "host_id", h.id)
 	var undo []func()
 	defer func() {
@@ -287,14 +303,25 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if h.pol, err = loadPolicy(cfg.ConfigPath, paths, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
-	opts := sqlite.Options{Anchors: AnchorSinks(h.pol.start.Audit), Logger: cfg.Logger}
-	if cfg.tune != nil {
-		cfg.tune(&opts)
-	}
-	if h.db, err = sqlite.OpenWith(ctx, filepath.Join(state, DBName), opts); err != nil {
+	if h.db, err = h.openStore(ctx); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	undo = append(undo, func() { h.db.Close() })
+	alive := alive
+	if h.pg != nil {
+		// Join before anything names this host: its lease is what the
+		// other hosts go by.
+		if h.member, err = cluster.Join(ctx, cluster.Options{
+			Store: h.pg, ID: h.id, Addr: cfg.Addr, Lease: h.pol.start.Cluster.Lease,
+			FailureLimit: h.pol.start.Kanban.FailureLimit, Follow: h.pg.Follow, Logger: cfg.Logger,
+			Reaped: func(r cluster.Reap) { h.ops.Reaped(len(r.Hosts), r.Requests, r.CronRuns, r.TaskRuns) },
+			Fence:  h.fenceDead,
+		}); err != nil {
+			return nil, fmt.Errorf("start host: join the hosts sharing the store: %w", err)
+		}
+		undo = append(undo, func() { _ = h.member.Leave(context.WithoutCancel(ctx)) })
+		alive = h.member.Alive
+	}
 	h.st = h.db
 	if cfg.wrap != nil {
 		h.st = cfg.wrap(h.db)
@@ -340,6 +367,9 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Requests: h.st, Grants: h.st, Host: h.id, Alive: alive,
 		Timeout: h.pol.current().Timeout, Logger: cfg.Logger,
 	})
+	if h.member != nil {
+		h.member.SetBroker(h.broker)
+	}
 	recovered, err := h.broker.Recover(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("start host: withdraw an earlier run's requests: %w", err)
@@ -388,6 +418,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
 		Ended: h.dropShell, Agent: h.agents.workerAgent(),
+		Holder: h.id, Lease: h.claimLease(), Alive: alive,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
@@ -460,8 +491,8 @@ func (h *host) newCron(ctx context.Context) error {
 		return fmt.Errorf("cron: %w", err)
 	}
 	h.cronJobs = len(jobs)
-	h.cron, err = cron.New(cron.Options{Store: h.db, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir,
-		Ended: h.dropShell, Agent: h.agents.cronAgent()})
+	h.cron, err = cron.New(cron.Options{Store: cronMetrics{h.db, h.ops}, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir,
+		Ended: h.dropShell, Agent: h.agents.cronAgent(), Shared: h.pg != nil})
 	if err != nil {
 		return fmt.Errorf("cron: %w", err)
 	}
@@ -477,7 +508,7 @@ func (h *host) serve(ctx context.Context) error {
 	// admin socket per peer uid. The console's event stream and the
 	// socket's streams lift their own deadlines.
 	webSrv := &http.Server{
-		Handler:     h.console,
+		Handler:     h.ops.Wrap(h.console),
 		BaseContext: func(net.Listener) context.Context { return serveCtx },
 		ErrorLog:    slog.NewLogLogger(h.cfg.Logger.With("component", "web").Handler(), slog.LevelWarn),
 	}
@@ -485,7 +516,7 @@ func (h *host) serve(ctx context.Context) error {
 	apiSrv := h.api.HTTPServer(serveCtx)
 
 	var wg sync.WaitGroup
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	for _, s := range []struct {
 		srv *http.Server
 		ln  net.Listener
@@ -499,6 +530,13 @@ func (h *host) serve(ctx context.Context) error {
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() { h.pol.run(watchCtx) })
 	wg.Go(func() { h.watchStore(watchCtx) })
+	if h.member != nil {
+		wg.Go(func() {
+			if err := h.member.Run(watchCtx); err != nil {
+				errc <- err
+			}
+		})
+	}
 	// The scheduler carries none of ctx's values: each run's context
 	// holds its own owner only.
 	cronCtx, stopCron := context.WithCancelCause(context.Background())
@@ -558,6 +596,13 @@ func (h *host) serve(ctx context.Context) error {
 	stopWatch()
 	wg.Wait()        // the scheduler and the dispatcher have returned: nothing writes the store any more
 	h.agents.close() // MCP servers' sessions end (their stdio servers exit)
+	if h.member != nil {
+		// The other hosts need not wait for the lease to expire: this
+		// host's requests were withdrawn and its runs ended above.
+		if err := h.member.Leave(down); err != nil {
+			h.log.WarnContext(down, "leave the hosts sharing the store", "err", err)
+		}
+	}
 	if err := h.db.Close(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("close store: %w", err))
 	}
@@ -583,7 +628,17 @@ func (h *host) watchStore(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = h.db.CheckFile()
+			var err error
+			switch db := h.db.(type) {
+			case *sqlite.DB:
+				err = db.CheckFile()
+			case *postgres.DB:
+				// A reachable server clears a connection fault.
+				err = db.Ping(ctx)
+			}
+			if _, fault := h.db.Fault(); err != nil || fault != nil {
+				h.ops.StoreError()
+			}
 		}
 	}
 }
@@ -624,6 +679,7 @@ func (h *host) banner(recovered int) {
 	w := h.out
 	fmt.Fprintf(w, "warden: host %s started\n", h.id)
 	fmt.Fprintf(w, "  state:   %s\n", h.cfg.StateDir)
+	fmt.Fprintf(w, "  store:   %s\n", h.describeStore())
 	fmt.Fprintf(w, "  config:  %s\n", h.pol.describe())
 	fmt.Fprintf(w, "  console: %s\n", h.info.ConsoleURL)
 	fmt.Fprintln(w, "  login:   run `warden console` for a one-time login link; scripts: `warden token create --scope read`")

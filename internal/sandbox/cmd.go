@@ -332,7 +332,7 @@ func (c *Cmd) record(ctx context.Context) error {
 	// record is plain text until it is forgotten.
 	what := filepath.Base(c.sp.Path)
 	p := store.Process{
-		ID: c.id, Spawner: s.cfg.Spawner, SpawnerPID: s.self.pid, SpawnerStart: s.self.start, Boot: s.self.boot,
+		ID: c.id, Spawner: s.cfg.Spawner, SpawnerPID: s.self.pid, SpawnerStart: s.self.start, Machine: MachineID(), Boot: s.self.boot,
 		PID: c.pid, Start: start, PGID: c.pid, Sandboxed: s.cfg.Mode != Off,
 		Owner: c.sp.Owner, Run: c.sp.Run, What: what, TempDir: c.tmp, Started: time.Now().UTC(),
 	}

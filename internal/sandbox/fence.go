@@ -26,7 +26,8 @@ var ErrNotDead = errors.New("leftover process would not die")
 // fenceTimeout bounds how long Fence waits for one leftover to die.
 const fenceTimeout = 10 * time.Second
 
-// Fence kills what dead spawners left behind and confirms it is gone:
+// Fence kills what dead spawners left behind on this machine and
+// confirms it is gone:
 // for every recorded process whose spawner (a host or local gate that
 // crashed or was killed) is no longer running, it kills the process —
 // a sandbox's PID namespace with its init, or, in mode off, the members
@@ -35,18 +36,33 @@ const fenceTimeout = 10 * time.Second
 // spawner are left alone. Records from an earlier boot name nothing and
 // are forgotten.
 //
+// Only this machine's records are considered (MachineID; a record
+// without one is this machine's, from before records named it): on a
+// store several machines share, another machine's pids and boot ids
+// mean nothing here, so its records are never killed, forgotten or
+// their temporary directories removed from here, whether their spawner
+// is alive or not. A dead host's leftovers are fenced by the next host
+// to start (or reap) on its machine.
+//
 // Call it before retrying or abandoning runs at start: then a retried
 // step never overlaps the attempt it replaces. It returns the fenced
 // records (for the log); an error means something could not be
 // confirmed dead, and nothing should be retried.
 func Fence(ctx context.Context, recs Records) ([]store.Process, error) {
+	return fence(ctx, recs, MachineID(), bootID())
+}
+
+// fence is Fence on machine, in its boot boot.
+func fence(ctx context.Context, recs Records, machine, boot string) ([]store.Process, error) {
 	list, err := recs.ListProcesses(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("fence: %w", err)
 	}
-	boot := bootID()
 	var done []store.Process
 	for _, p := range list {
+		if p.Machine != "" && p.Machine != machine {
+			continue
+		}
 		if p.Boot == boot && alive(p.SpawnerPID, p.SpawnerStart) {
 			continue
 		}

@@ -214,6 +214,11 @@ type TaskRun struct {
 	Log string `json:"log"`
 	// PID is the worker process, 0 until it was spawned.
 	PID int `json:"pid,omitempty"`
+	// Holder is who claimed the run (a host's id), and LeaseExpires
+	// when its claim lapses unless renewed (the store's clock); zero
+	// for a claim without a lease.
+	Holder       string    `json:"holder,omitempty"`
+	LeaseExpires time.Time `json:"lease_expires_at,omitzero"`
 }
 
 // TaskClaim is what the dispatcher brings to a claim.
@@ -226,6 +231,13 @@ type TaskClaim struct {
 	// Task, if set, claims that task only (an operator issuing it to a
 	// remote worker): ErrNothingReady unless it is ready.
 	Task string
+	// Holder names the claimer (a host's id).
+	Holder string
+	// Lease, when positive, makes the claim lapse that long after the
+	// claim (by the store's clock) unless RenewRun extends it: a
+	// claimer that dies loses the task to ReclaimRuns. Zero claims
+	// without a lease.
+	Lease time.Duration
 }
 
 // RunFinish ends a run that did not fail.
@@ -303,6 +315,19 @@ type BoardStore interface {
 	TaskRuns(ctx context.Context, task string) ([]TaskRun, error)
 	// RunningRuns lists every open run, oldest first.
 	RunningRuns(ctx context.Context) ([]TaskRun, error)
+	// RenewRun extends the lease of a running run held by holder to ttl
+	// from now (the store's clock) and returns the run without its
+	// steps. A run that ended (reclaimed, finished, moved by an
+	// operator) is ErrTaskRunEnded; one held by another is
+	// ErrLeaseLost.
+	RenewRun(ctx context.Context, run, holder string, ttl time.Duration) (TaskRun, error)
+	// ReclaimRuns ends every running run whose lease expired (by the
+	// store's clock) as failed with reason, each as RecordFailure does
+	// with limit, and returns the runs it ended. Of two concurrent
+	// reclaimers, each run goes to one. A run that process records
+	// name (KanbanRunKey) is not ended: it waits for a fence to forget
+	// them.
+	ReclaimRuns(ctx context.Context, reason string, limit int, at time.Time) ([]TaskRun, error)
 	// MintToken stores a token for a running run.
 	MintToken(ctx context.Context, tok WorkerToken) error
 	// ConsumeToken uses the token with hash for task: it must exist, be

@@ -209,7 +209,9 @@ type CronStore interface {
 	// already has a run for is claimed without a run (the DST fall-back
 	// repeat). A job whose plan fails stops (NextRun zero) with a
 	// failed run saying why. ClaimDue returns the runs the caller must
-	// execute, all running, oldest slot first.
+	// execute, all running, oldest slot first. A store shared by several
+	// hosts may claim in batches: while a job is still due after the
+	// call (NextCronDue), the caller calls again.
 	ClaimDue(ctx context.Context, now time.Time, host string, plan CronPlan) ([]CronRun, error)
 	// StartCronRun starts a manual or parent run of s.Job at once, or
 	// records it skipped when the job's overlap is skip and a run is

@@ -21,6 +21,12 @@ type Process struct {
 	Spawner      string
 	SpawnerPID   int
 	SpawnerStart uint64
+	// Machine names the machine the process runs on (sandbox.MachineID):
+	// pids and boot ids mean something only there, so on a store several
+	// machines share, a host fences only its own machine's records. ""
+	// (records written before the field existed, SQLite only) is taken
+	// as this machine.
+	Machine string
 	// Boot is the kernel's boot id when it started: after a reboot every
 	// recorded pid is meaningless and nothing is killed.
 	Boot string
@@ -54,3 +60,13 @@ type Processes interface {
 	// ListProcesses returns every record, oldest first.
 	ListProcesses(ctx context.Context) ([]Process, error)
 }
+
+// KanbanRunKey and CronRunKey are the Run of the processes of a kanban
+// run and of a cron run. A run that process records still name is
+// neither reclaimed nor failed for a dead host (BoardStore.ReclaimRuns,
+// Hosts.ReapHosts): what it started may still be running on its
+// machine, and only that machine's fence can confirm it gone.
+func KanbanRunKey(run string) string { return "kanban:" + run }
+
+// CronRunKey: see KanbanRunKey.
+func CronRunKey(run string) string { return "cron:" + run }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/sandbox"
+	"github.com/wardenhq/warden/internal/store"
 )
 
 // Terminal runs shell command lines.
@@ -109,9 +110,13 @@ func RunKey(o owner.Owner) string {
 	if !o.Valid() || o.Run() == "" {
 		return ""
 	}
+	// The store looks runs up by these keys (a run with processes on
+	// record is not retried before they are fenced).
 	switch o.Kind() {
-	case owner.KindCron, owner.KindKanban:
-		return string(o.Kind()) + ":" + o.Run()
+	case owner.KindCron:
+		return store.CronRunKey(o.Run())
+	case owner.KindKanban:
+		return store.KanbanRunKey(o.Run())
 	}
 	return ""
 }

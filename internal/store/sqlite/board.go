@@ -360,7 +360,14 @@ func (db *DB) claimTask(ctx context.Context, c store.TaskClaim) (store.Task, sto
 	if err := oneRow(res); err != nil {
 		return store.Task{}, store.TaskRun{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO board_runs (id, task, status, started, log) VALUES (?, ?, 'running', ?, ?)`, c.Run, id, ts, c.Log); err != nil {
+	var lease any
+	if c.Lease > 0 {
+		if lease, err = encTime(time.Now().Add(c.Lease)); err != nil {
+			return store.Task{}, store.TaskRun{}, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO board_runs (id, task, status, started, log, holder, lease) VALUES (?, ?, 'running', ?, ?, ?, ?)`,
+		c.Run, id, ts, c.Log, c.Holder, lease); err != nil {
 		return store.Task{}, store.TaskRun{}, err
 	}
 	t, err := getBoardTask(ctx, tx, id)
@@ -374,7 +381,7 @@ func (db *DB) claimTask(ctx context.Context, c store.TaskClaim) (store.Task, sto
 	return t, r, tx.Commit()
 }
 
-const boardRunCols = `id, task, status, started, finished, error, log, pid`
+const boardRunCols = `id, task, status, started, finished, error, log, pid, holder, lease`
 
 func scanBoardRun(sc scanner) (store.TaskRun, error) {
 	var (
@@ -382,8 +389,9 @@ func scanBoardRun(sc scanner) (store.TaskRun, error) {
 		status   string
 		started  string
 		finished sql.NullString
+		lease    sql.NullString
 	)
-	if err := sc.Scan(&r.ID, &r.Task, &status, &started, &finished, &r.Error, &r.Log, &r.PID); err != nil {
+	if err := sc.Scan(&r.ID, &r.Task, &status, &started, &finished, &r.Error, &r.Log, &r.PID, &r.Holder, &lease); err != nil {
 		return store.TaskRun{}, err
 	}
 	r.Status = store.TaskRunStatus(status)
@@ -392,6 +400,8 @@ func scanBoardRun(sc scanner) (store.TaskRun, error) {
 	r.Started, err = decTime(started)
 	errs = append(errs, err)
 	r.Finished, err = decOptTime(finished)
+	errs = append(errs, err)
+	r.LeaseExpires, err = decOptTime(lease)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return store.TaskRun{}, fmt.Errorf("run %s: %w", r.ID, err)
@@ -608,6 +618,12 @@ func (db *DB) RecordFailure(ctx context.Context, run string, reason string, limi
 // endRun ends a running run and moves its task, in one transaction. A
 // failed run's task goes to ready or, at limit, blocked.
 func (db *DB) endRun(ctx context.Context, run string, status store.TaskRunStatus, to store.TaskStatus, reason string, at time.Time, limit int) (store.Task, error) {
+	return db.endRunIf(ctx, run, status, to, reason, at, limit, nil)
+}
+
+// endRunIf is endRun that first checks the running run with check
+// (inside the transaction, which holds the write lock).
+func (db *DB) endRunIf(ctx context.Context, run string, status store.TaskRunStatus, to store.TaskStatus, reason string, at time.Time, limit int, check func(store.TaskRun) error) (store.Task, error) {
 	ts, err := encTime(boardNow(at))
 	if err != nil {
 		return store.Task{}, err
@@ -620,6 +636,11 @@ func (db *DB) endRun(ctx context.Context, run string, status store.TaskRunStatus
 	r, err := boardRunningRun(ctx, tx, run)
 	if err != nil {
 		return store.Task{}, err
+	}
+	if check != nil {
+		if err := check(r); err != nil {
+			return store.Task{}, err
+		}
 	}
 	t, err := getBoardTask(ctx, tx, r.Task)
 	if err != nil {
@@ -656,6 +677,98 @@ func (db *DB) endRun(ctx context.Context, run string, status store.TaskRunStatus
 		return store.Task{}, err
 	}
 	return t, tx.Commit()
+}
+
+// RenewRun extends the lease of a running run held by holder to ttl
+// from now (this process's clock: SQLite hosts share one machine).
+func (db *DB) RenewRun(ctx context.Context, run, holder string, ttl time.Duration) (store.TaskRun, error) {
+	r, err := db.renewRun(ctx, run, holder, ttl)
+	if err != nil {
+		return store.TaskRun{}, fmt.Errorf("renew the lease of run %s: %w", run, err)
+	}
+	return r, nil
+}
+
+func (db *DB) renewRun(ctx context.Context, run, holder string, ttl time.Duration) (store.TaskRun, error) {
+	until, err := encTime(time.Now().Add(ttl))
+	if err != nil {
+		return store.TaskRun{}, err
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return store.TaskRun{}, err
+	}
+	defer tx.Rollback()
+	r, err := boardRunningRun(ctx, tx, run)
+	if err != nil {
+		return store.TaskRun{}, err
+	}
+	if r.Holder != holder {
+		return store.TaskRun{}, fmt.Errorf("%w: run %s is held by %q", store.ErrLeaseLost, run, r.Holder)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE board_runs SET lease = ? WHERE id = ?`, until, run); err != nil {
+		return store.TaskRun{}, err
+	}
+	if r, err = boardRunningRun(ctx, tx, run); err != nil {
+		return store.TaskRun{}, err
+	}
+	return r, tx.Commit()
+}
+
+// errLeaseHeld: a run to reclaim was renewed meanwhile, or still has
+// processes on record.
+var errLeaseHeld = errors.New("lease renewed")
+
+// unfenced is errLeaseHeld while a process record names run: whatever
+// it ran may still be running, so it is not retried before a fence
+// (the spawner's machine's) confirmed it gone.
+func (db *DB) unfenced(ctx context.Context, run string) error {
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM processes WHERE run = ?`, run).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return errLeaseHeld
+	}
+	return nil
+}
+
+// ReclaimRuns ends the running runs whose lease expired (this process's
+// clock) and that no process record names as failed, each in its own
+// transaction that checks the lease again under the write lock.
+func (db *DB) ReclaimRuns(ctx context.Context, reason string, limit int, at time.Time) ([]store.TaskRun, error) {
+	nowText, err := encTime(time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("reclaim runs whose lease expired: %w", err)
+	}
+	ids, err := queryRows(ctx, db.r, scanBoardString, `SELECT id FROM board_runs
+		WHERE status = 'running' AND lease IS NOT NULL AND lease < ?
+		AND NOT EXISTS (SELECT 1 FROM processes WHERE run = 'kanban:' || board_runs.id)
+		ORDER BY started, id`, nowText)
+	if err != nil {
+		return nil, fmt.Errorf("reclaim runs whose lease expired: %w", err)
+	}
+	out := []store.TaskRun{}
+	for _, id := range ids {
+		_, err := db.endRunIf(ctx, id, store.TaskRunFailed, "", reason, at, limit, func(r store.TaskRun) error {
+			if r.LeaseExpires.IsZero() || !r.LeaseExpires.Before(time.Now()) {
+				return errLeaseHeld
+			}
+			return db.unfenced(ctx, store.KanbanRunKey(id))
+		})
+		switch {
+		case err == nil:
+			r, err := getBoardRun(ctx, db.r, id)
+			if err != nil {
+				return out, fmt.Errorf("reclaim run %s: %w", id, err)
+			}
+			out = append(out, r)
+		case errors.Is(err, errLeaseHeld), errors.Is(err, store.ErrTaskRunEnded):
+		default:
+			return out, fmt.Errorf("reclaim run %s: %w", id, err)
+		}
+	}
+	return out, nil
 }
 
 // MintToken stores a worker token for a running run of its task.

@@ -18,3 +18,11 @@ func TestCredentialsConformance(t *testing.T) {
 func TestChatPostsConformance(t *testing.T) {
 	storetest.RunChatPosts(t, func(t *testing.T) store.ChatPosts { return openTest(t) })
 }
+
+func TestHostsConformance(t *testing.T) {
+	storetest.RunHosts(t, func(t *testing.T) storetest.HostStore { return openTest(t) })
+}
+
+func TestFencedRunsConformance(t *testing.T) {
+	storetest.RunFencedRuns(t, func(t *testing.T) storetest.FencedStore { return openTest(t) })
+}

@@ -17,9 +17,9 @@ func (db *DB) RecordProcess(ctx context.Context, p store.Process) error {
 		return fmt.Errorf("record process %s: %w", p.ID, err)
 	}
 	if _, err := db.w.ExecContext(ctx, `INSERT INTO processes
-		(id, spawner, spawner_pid, spawner_start, boot, pid, start, pgid, sandboxed, owner, run, what, temp_dir, started)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.ID, p.Spawner, p.SpawnerPID, int64(p.SpawnerStart), p.Boot, p.PID, int64(p.Start), p.PGID,
+		(id, spawner, spawner_pid, spawner_start, machine, boot, pid, start, pgid, sandboxed, owner, run, what, temp_dir, started)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.Spawner, p.SpawnerPID, int64(p.SpawnerStart), p.Machine, p.Boot, p.PID, int64(p.Start), p.PGID,
 		p.Sandboxed, p.Owner, p.Run, p.What, p.TempDir, at); err != nil {
 		return fmt.Errorf("record process %s: %w", p.ID, err)
 	}
@@ -36,7 +36,7 @@ func (db *DB) ForgetProcess(ctx context.Context, id string) error {
 
 // ListProcesses returns every record, oldest first.
 func (db *DB) ListProcesses(ctx context.Context) ([]store.Process, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id, spawner, spawner_pid, spawner_start, boot, pid, start, pgid,
+	rows, err := db.r.QueryContext(ctx, `SELECT id, spawner, spawner_pid, spawner_start, machine, boot, pid, start, pgid,
 		sandboxed, owner, run, what, temp_dir, started FROM processes ORDER BY started, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
@@ -49,7 +49,7 @@ func (db *DB) ListProcesses(ctx context.Context) ([]store.Process, error) {
 			spStart, start int64
 			at             string
 		)
-		if err := rows.Scan(&p.ID, &p.Spawner, &p.SpawnerPID, &spStart, &p.Boot, &p.PID, &start, &p.PGID,
+		if err := rows.Scan(&p.ID, &p.Spawner, &p.SpawnerPID, &spStart, &p.Machine, &p.Boot, &p.PID, &start, &p.PGID,
 			&p.Sandboxed, &p.Owner, &p.Run, &p.What, &p.TempDir, &at); err != nil {
 			return nil, fmt.Errorf("list processes: %w", err)
 		}

@@ -74,9 +74,9 @@ func (db tamperDB) RewriteDecision(ctx context.Context, d store.Decision) error 
 	}
 	res, err := db.w.ExecContext(ctx, `UPDATE audit SET time = ?, session = ?, owner = ?, owner_text = ?, kind = ?,
 		payload = ?, payload_hash = ?, classes = ?, verdict = ?, rule = ?, request_id = ?, answered_by = ?,
-		surface = ?, reason = ?, prev = ?, hash = ? WHERE seq = ?`,
+		surface = ?, reason = ?, sandbox = ?, prev = ?, hash = ? WHERE seq = ?`,
 		at, d.Session, owner, d.OwnerText, string(d.Kind), d.Payload, d.PayloadHash, classes, d.Verdict, d.Rule,
-		d.RequestID, d.By, d.Surface, d.Reason, d.Prev, d.Hash, d.Seq)
+		d.RequestID, d.By, d.Surface, d.Reason, d.Sandbox, d.Prev, d.Hash, d.Seq)
 	if err != nil {
 		return err
 	}

@@ -159,6 +159,39 @@ var auditTests = []test{
 			})
 		}
 	}},
+	{"sandbox label kept and hashed", func(t *testing.T, s store.Store) {
+		d := decision("a", "allow", base, "x")
+		d.Sandbox = "workspace-write"
+		got, err := s.AppendDecision(t.Context(), d)
+		must(t, "AppendDecision", err)
+		if got.Sandbox != "workspace-write" {
+			t.Errorf("appended record's Sandbox = %q, want workspace-write", got.Sandbox)
+		}
+		want := []string{"workspace-write"}
+		// A store that labels records itself (the host sets the label
+		// once its sandbox exists) labels those that carry none, and
+		// keeps a record's own label.
+		if l, ok := s.(interface{ SetSandboxLabel(string) }); ok {
+			l.SetSandboxLabel("read-only")
+			_, err := s.AppendDecision(t.Context(), decision("a", "deny", base.Add(time.Second), "y"))
+			must(t, "AppendDecision", err)
+			d := decision("a", "deny", base.Add(2*time.Second), "z")
+			d.Sandbox = "off"
+			_, err = s.AppendDecision(t.Context(), d)
+			must(t, "AppendDecision", err)
+			want = append(want, "read-only", "off")
+		}
+		log, err := s.Decisions(t.Context(), store.AuditFilter{})
+		must(t, "Decisions", err)
+		var labels []string
+		for _, d := range log {
+			labels = append(labels, d.Sandbox)
+		}
+		same(t, "sandbox labels", labels, want)
+		if n, err := s.VerifyChain(t.Context()); err != nil || n != len(want) {
+			t.Errorf("VerifyChain = %d, %v; want %d, nil", n, err, len(want))
+		}
+	}},
 	{"verify", func(t *testing.T, s store.Store) {
 		n, err := s.VerifyChain(t.Context())
 		if n != 0 || err != nil {
@@ -261,6 +294,11 @@ var tamperCases = []struct {
 		d.Owner = json.RawMessage(`{"kind":`)
 		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
 	}, 4, 3},
+	{"sandbox label changed", func(t *testing.T, tm Tamperer, log []store.Decision) {
+		d := log[2]
+		d.Sandbox = "off"
+		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
+	}, 3, 2},
 	{"prev relinked", func(t *testing.T, tm Tamperer, log []store.Decision) {
 		d := log[3]
 		d.Prev = log[1].Hash

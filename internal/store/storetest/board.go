@@ -41,7 +41,7 @@ func RunBoard(t *testing.T, open func(t *testing.T) store.BoardStore) {
 		}
 		return s
 	}
-	for _, tc := range boardTests {
+	for _, tc := range slices.Concat(boardTests, leaseTests) {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, fresh(t)) })
 	}
 }

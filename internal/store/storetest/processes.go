@@ -9,17 +9,18 @@ import (
 
 // RunProcesses runs the process-record suite: records read back as
 // written (times Equal), oldest first, and forgetting one leaves the
-// others; forgetting an unknown id is no error; an id is recorded once.
+// others; forgetting an unknown id is no error; an id is recorded once;
+// every machine's records are listed (the fence picks its own).
 func RunProcesses(t *testing.T, open func(t *testing.T) store.Processes) {
 	t.Helper()
 	t.Run("record, list, forget", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
 		at := time.Date(2026, 12, 2, 3, 4, 5, 6, time.UTC)
-		a := store.Process{ID: "a", Spawner: "h1", SpawnerPID: 10, SpawnerStart: 1 << 40, Boot: "boot", PID: 11, Start: 12, PGID: 11,
+		a := store.Process{ID: "a", Spawner: "h1", SpawnerPID: 10, SpawnerStart: 1 << 40, Machine: "m1", Boot: "boot", PID: 11, Start: 12, PGID: 11,
 			Sandboxed: true, Owner: "cron:job,run=r1", Run: "cron:r1", What: "sh -c true", TempDir: "/state/sandbox/call-1", Started: at}
 		b := a
-		b.ID, b.PID, b.Sandboxed, b.Started = "b", 13, false, at.Add(time.Second)
+		b.ID, b.PID, b.Sandboxed, b.Started, b.Machine = "b", 13, false, at.Add(time.Second), "m2"
 		must(t, "record b", s.RecordProcess(ctx, b))
 		must(t, "record a", s.RecordProcess(ctx, a))
 		if err := s.RecordProcess(ctx, a); err == nil {

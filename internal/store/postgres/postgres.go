@@ -1,0 +1,322 @@
+// Package postgres implements warden's stores on PostgreSQL (pgx), so
+// that several hosts can share one database: requests, grants, sessions,
+// the audit chain, cron, the kanban board, credentials, conversations,
+// and the hosts' leases. It passes the same conformance suite as the
+// SQLite store (internal/store/storetest).
+//
+// # Across hosts
+//
+//   - Every request state change is one compare-and-swap (UPDATE …
+//     WHERE state = 'pending'), committed with its audit record, and
+//     announced with pg_notify in the same transaction (so only a
+//     committed change is announced). WatchRequests delivers the
+//     announcements of every host; a lost one only delays a wake until
+//     the watcher's next poll: the committed row is the truth.
+//   - The audit chain stays one chain: every transaction that appends
+//     takes one advisory lock (per schema) before it reads the head.
+//   - A cron slot is claimed once: due jobs are locked FOR UPDATE SKIP
+//     LOCKED, advanced, and their runs inserted under UNIQUE (job,
+//     slot). A kanban task is claimed once the same way.
+//   - Leases (hosts, task runs) use the server's clock.
+//
+// # Writes
+//
+// Writes that carry audit records go through one committer goroutine
+// that batches them (group commit), as in the SQLite store: one
+// transaction, each op in its own savepoint, one commit. A batch with a
+// decision or a human answer commits with synchronous_commit on; one of
+// system transitions only (asks, expiries, withdrawals) with it off.
+// Anchors (the sidecar file and the config's sinks) only receive heads
+// of durable commits. The store checks the log against its anchors when
+// it opens and refuses one that lost records (ErrAuditLoss); while the
+// server cannot be reached it refuses work (Fault) and recovers by
+// itself.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wardenhq/warden/internal/anchor"
+	"github.com/wardenhq/warden/internal/store"
+)
+
+// ErrAuditLoss is returned by Open when the audit log falls short of an
+// anchor kept outside it (the error also holds the *store.LossError).
+var ErrAuditLoss = errors.New("audit log lost records")
+
+// ErrNotPostgres: the store address is not a postgres:// URL.
+var ErrNotPostgres = errors.New("not a PostgreSQL address")
+
+// DB is every warden store on one PostgreSQL database (the schema the
+// connection's search_path names first). It is safe for concurrent use.
+type DB struct {
+	pool   *pgxpool.Pool
+	cfg    *pgxpool.Config
+	o      Options
+	schema string
+	// channel is the NOTIFY channel of this schema's request changes.
+	channel string
+	// The committer (writer.go).
+	ops      chan *op
+	stopped  chan struct{}
+	loopDone chan struct{}
+
+	fault  atomic.Pointer[fault]
+	headMu sync.Mutex
+	head   head
+
+	// followed is the head Follow read last.
+	followMu sync.Mutex
+	followed head
+
+	keeper  *anchor.Keeper
+	sources []anchor.Source
+
+	// sandbox labels the audit records written without a label of their
+	// own (a question's ask and end): SetSandboxLabel.
+	sandbox atomic.Pointer[string]
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ store.Store         = (*DB)(nil)
+	_ store.CronStore     = (*DB)(nil)
+	_ store.BoardStore    = (*DB)(nil)
+	_ store.Credentials   = (*DB)(nil)
+	_ store.Conversations = (*DB)(nil)
+	_ store.Hosts         = (*DB)(nil)
+	_ store.Processes     = (*DB)(nil)
+	_ store.ChatPosts     = (*DB)(nil)
+)
+
+// Options configure a store.
+type Options struct {
+	// Anchor is this host's sidecar anchor file (the audit head as this
+	// host last saw it); "" keeps none. Anchors are further sinks; those
+	// that are anchor.Sources are checked at open and by VerifyChain.
+	Anchor  string
+	Anchors []anchor.Sink
+	// Origin names this process in its change announcements, so that
+	// WatchRequests can tell its own changes from other hosts'.
+	Origin string
+	// MaxBatch bounds how many writes share one transaction; 0 means
+	// 256, 1 turns group commit off.
+	MaxBatch int
+	// MaxConns bounds the pool; 0 means 16.
+	MaxConns int32
+	// Committed, if set, is called on the committer's goroutine after
+	// each commit that wrote audit records, with those records.
+	Committed func([]store.Decision)
+	// Logger receives faults and recoveries.
+	Logger *slog.Logger
+}
+
+// IsURL reports whether s names a PostgreSQL database (postgres:// or
+// postgresql://).
+func IsURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql")
+}
+
+// Redact returns the URL without its password, for logs and banners.
+func Redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "postgres://(unparsable)"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// Open connects to the database at dsn (a postgres:// URL; pgx reads
+// the usual PG* variables and ~/.pgpass for what it leaves out), applies
+// the migrations this binary knows under an advisory lock, refuses a
+// schema newer than this binary (ErrSchemaTooNew), checks the audit log
+// against the anchors (ErrAuditLoss), and starts the committer.
+func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
+	if !IsURL(dsn) {
+		return nil, fmt.Errorf("open store %s: %w: want postgres://…", Redact(dsn), ErrNotPostgres)
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = defaultMaxBatch
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = 16
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	o.Logger = o.Logger.With("component", "store")
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
+	}
+	cfg.MaxConns = o.MaxConns
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "warden"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
+	}
+	db := &DB{pool: pool, cfg: cfg, o: o}
+	fail := func(err error) (*DB, error) {
+		pool.Close()
+		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&db.schema); err != nil {
+		return fail(err)
+	}
+	if db.schema == "" {
+		return fail(errors.New("no schema: the search_path names none that exists"))
+	}
+	db.channel = "warden_requests." + db.schema
+	if err := db.migrate(ctx); err != nil {
+		return fail(err)
+	}
+	db.sources = anchorSources(o.Anchor, o.Anchors)
+	lh, err := db.checkAnchors(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	db.head = head{first: lh.first, seq: lh.last, hash: lh.lastHash}
+	var sinks []anchor.Sink
+	if o.Anchor != "" {
+		sinks = append(sinks, anchor.File{Path: o.Anchor})
+	}
+	db.keeper = anchor.NewKeeper(o.Logger, 0, append(sinks, o.Anchors...)...)
+	if lh.last > 0 {
+		db.keeper.Post(anchor.Head{Store: lh.first, Seq: lh.last, Hash: lh.lastHash, Time: time.Now().UTC()})
+	}
+	db.ops, db.stopped, db.loopDone = make(chan *op), make(chan struct{}), make(chan struct{})
+	go db.commitLoop()
+	return db, nil
+}
+
+// Schema is the schema the store lives in.
+func (db *DB) Schema() string { return db.schema }
+
+// Ping checks that the server answers and the schema is the one this
+// binary knows: readiness.
+func (db *DB) Ping(ctx context.Context) error {
+	v, err := schemaVersion(ctx, db.pool)
+	if err != nil {
+		return db.noteConn(fmt.Errorf("ping store: %w", err))
+	}
+	if latest := len(migrations); v != latest {
+		return fmt.Errorf("ping store: schema is at version %d, this binary wants %d", v, latest)
+	}
+	db.clearTransient()
+	return nil
+}
+
+// Close stops the committer (writes still queued are refused), brings
+// the anchors up to date, and closes the pool. Close is idempotent.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		close(db.stopped)
+		<-db.loopDone
+		db.keeper.Close()
+		db.pool.Close()
+	})
+	return db.closeErr
+}
+
+// Fault returns since when and why the store refuses work, or a nil
+// error while it accepts work. An unreachable server clears by itself;
+// a log that lost records needs the operator.
+func (db *DB) Fault() (time.Time, error) {
+	f := db.fault.Load()
+	if f == nil {
+		return time.Time{}, nil
+	}
+	return f.since, f.err
+}
+
+// Head returns the audit log's head as this store last committed or
+// found it.
+func (db *DB) Head() anchor.Head {
+	h := db.lastHead()
+	return anchor.Head{Store: h.first, Seq: h.seq, Hash: h.hash}
+}
+
+// FlushAnchors waits until the anchors hold the head of every commit
+// made so far (or failed to take it).
+func (db *DB) FlushAnchors(ctx context.Context) error { return db.keeper.Flush(ctx) }
+
+// querier is a pool, a connection or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// scanner is a pgx.Row or pgx.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// queryRows runs q and scans every row with scan; no rows is an empty
+// slice, not nil, so that a list marshals as [] rather than null.
+func queryRows[T any](ctx context.Context, q querier, scan func(scanner) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// inTx runs fn in a transaction on the pool and commits it.
+func (db *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := db.refuse(); err != nil {
+		return err
+	}
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return db.noteConn(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(tx); err != nil {
+		return db.noteConn(err)
+	}
+	return db.noteConn(tx.Commit(ctx))
+}
+
+// noRows reports whether err is pgx's "no rows".
+func noRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+// isNotExist reports a missing anchor.
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
