@@ -108,24 +108,38 @@ func hexRun(s string, i, max int) (uint64, int) {
 	return n, j
 }
 
-// nul reports an escape (after its backslash) that decodes to a NUL byte.
-func nul(s string) bool {
+// escapeValue decodes the escape at the start of e (after its
+// backslash) when it names a character by number or control letter:
+// \ooo (as a byte), \xHH, \uHHHH, \UHHHHHHHH, \cX. ok is false for any
+// other escape.
+func escapeValue(e string) (v uint64, ok bool) {
 	switch {
-	case s == "":
-		return false
-	case s[0] >= '0' && s[0] <= '7':
+	case e == "":
+		return 0, false
+	case e[0] >= '0' && e[0] <= '7':
 		j := 0
-		for j < len(s) && j < 3 && s[j] >= '0' && s[j] <= '7' {
+		for j < len(e) && j < 3 && e[j] >= '0' && e[j] <= '7' {
 			j++
 		}
-		n, _ := strconv.ParseUint(s[:j], 8, 16)
-		return byte(n) == 0
-	case s[0] == 'x' || s[0] == 'u' || s[0] == 'U':
-		max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[0]]
-		n, j := hexRun(s, 1, max)
-		return j > 1 && (s[0] == 'x' && byte(n) == 0 || s[0] != 'x' && n == 0)
-	case s[0] == 'c' && len(s) > 1:
-		return s[1]&0x1f == 0
+		n, _ := strconv.ParseUint(e[:j], 8, 16)
+		return uint64(byte(n)), true
+	case e[0] == 'x' || e[0] == 'u' || e[0] == 'U':
+		max := 2
+		if e[0] == 'u' {
+			max = 4
+		} else if e[0] == 'U' {
+			max = 8
+		}
+		n, j := hexRun(e, 1, max)
+		return n, j > 1
+	case e[0] == 'c' && len(e) > 1:
+		return uint64(e[1] & 0x1f), true
 	}
-	return false
+	return 0, false
+}
+
+// nul reports an escape (after its backslash) that decodes to a NUL byte.
+func nul(s string) bool {
+	v, ok := escapeValue(s)
+	return ok && v == 0
 }

@@ -59,6 +59,7 @@ func ruleRm(c *cmd) {
 	ops := p.operands
 	hard := false
 	allTemp := len(ops) > 0
+	linked := c.linkedEarlier()
 	for _, op := range ops {
 		r, ok := c.w.resolvePath(op)
 		if recursive && ok {
@@ -72,7 +73,7 @@ func ruleRm(c *cmd) {
 		if recursive {
 			c.deleteTree(op)
 		}
-		if !ok || !c.tempConfined(op, r) || !writtenAbs(op) && !c.w.dir.moved {
+		if !ok || !tempConfined(op, r, linked) || !writtenAbs(op) && !c.w.dir.moved {
 			allTemp = false
 		}
 		// A relative operand is judged by where it leads only when that
@@ -174,9 +175,10 @@ func ruleFind(c *cmd) {
 	}
 	allTemp := len(starts) > 0
 	hard := false
+	linked := c.linkedEarlier()
 	for _, s := range starts {
 		r, ok := c.w.resolvePath(s)
-		if !ok || !c.tempConfined(s, r) || !writtenAbs(s) || followsLinks {
+		if !ok || !tempConfined(s, r, linked) || !writtenAbs(s) || followsLinks {
 			allTemp = false
 		}
 		if ok {
@@ -191,7 +193,7 @@ func ruleFind(c *cmd) {
 	if len(starts) == 0 {
 		allTemp = false
 		if r := c.w.cwd(); r != "" {
-			allTemp = isTemp(r) && !followsLinks && !c.linkedEarlier()
+			allTemp = isTemp(r) && !followsLinks && !linked
 			if cls := c.w.deleteTarget(r, false); cls != "" {
 				c.findDetail(cls, c.span, r)
 				hard = true
@@ -208,9 +210,10 @@ func ruleFind(c *cmd) {
 // when the path has a ".." (the kernel resolves it after the links before
 // it, so its lexical clean is not where it leads), and not after a link
 // was made earlier in the line: ln -s ~ /tmp/h; rm -rf /tmp/h/ empties the
-// home directory through a path that reads as temporary.
-func (c *cmd) tempConfined(a Arg, r string) bool {
-	return isTemp(r) && !dotDot(a.Value) && !c.linkedEarlier()
+// home directory through a path that reads as temporary. linked is
+// linkedEarlier, worked out once per command.
+func tempConfined(a Arg, r string, linked bool) bool {
+	return isTemp(r) && !dotDot(a.Value) && !linked
 }
 
 // linkedEarlier reports a command earlier in the line that can make a

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -68,26 +67,8 @@ func parserText(src string) (text string, cr byte, why string) {
 // skips a stand-in.
 func escapeMakes(src string, b byte) bool {
 	for i := strings.IndexByte(src, '\\'); i >= 0 && i+1 < len(src); {
-		e := src[i+1:]
-		switch {
-		case e[0] >= '0' && e[0] <= '7':
-			j := 0
-			for j < len(e) && j < 3 && e[j] >= '0' && e[j] <= '7' {
-				j++
-			}
-			n, _ := strconv.ParseUint(e[:j], 8, 16)
-			if byte(n) == b {
-				return true
-			}
-		case e[0] == 'x' || e[0] == 'u' || e[0] == 'U':
-			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e[0]]
-			if n, j := hexRun(e, 1, max); j > 1 && n == uint64(b) {
-				return true
-			}
-		case e[0] == 'c' && len(e) > 1:
-			if e[1]&0x1f == b {
-				return true
-			}
+		if v, ok := escapeValue(src[i+1:]); ok && v == uint64(b) {
+			return true
 		}
 		next := strings.IndexByte(src[i+1:], '\\')
 		if next < 0 {
