@@ -509,3 +509,28 @@ func TestSandboxOffLabelsQuestions(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkedTempDeleteIsAsked: a delete that reads as temporary but goes
+// through a link the same line made (ln -s DIR /tmp/h; rm -rf /tmp/h/
+// empties DIR) is asked about, not run; denied, DIR keeps its files.
+func TestLinkedTempDeleteIsAsked(t *testing.T) {
+	cfg := newConfig(t)
+	must(t, os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  timeout: 600\n"), 0o600))
+	th := startHost(t, cfg)
+	work := t.TempDir()
+	keep := filepath.Join(work, "keep")
+	mkdir(t, keep)
+	must(t, os.WriteFile(filepath.Join(keep, "f"), []byte("precious\n"), 0o644))
+	s := startExec(t.Context(), th.client, localapi.ExecRequest{Session: "l", Command: "ln -sfn " + keep + " /tmp/h && rm -rf /tmp/h/", Dir: work})
+	ev, _ := s.until(t, localapi.EventPending)
+	if _, err := os.Stat(filepath.Join(keep, "f")); err != nil {
+		t.Fatalf("deleted while asked: %v", err)
+	}
+	if _, err := th.client.Deny(t.Context(), ev.ID, localapi.DenyRequest{Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	s.until(t, localapi.EventDenied)
+	if _, err := os.Stat(filepath.Join(keep, "f")); err != nil {
+		t.Fatalf("the denied delete ran: %v", err)
+	}
+}
