@@ -217,24 +217,39 @@ func tempConfined(a Arg, r string, linked bool) bool {
 }
 
 // linkedEarlier reports a command earlier in the line that can make a
-// link (ln in any form, cp -s/--symbolic-link, or one whose name is not
-// known): a path through it may lead anywhere.
+// link: ln in any form, cp -s/--symbolic-link, a command whose name is
+// not known, and anything else not known to make none (a script, an
+// interpreter, make, git clone and tar x all can). A path through such a
+// link may lead anywhere.
 func (c *cmd) linkedEarlier() bool {
 	for i := range c.w.a.Commands[:min(c.idx, len(c.w.a.Commands))] {
-		k := c.w.a.Commands[i].key()
+		e := &c.w.a.Commands[i]
+		if e.Span.Start <= c.span.Start && c.span.End <= e.Span.End {
+			continue // a launcher of this very command (watch 'rm …')
+		}
+		k := e.key()
 		switch {
-		case k == "ln" || k == "link" || k == "mklink" || k == "":
-			return true
 		case k == "cp":
-			for _, x := range c.w.a.Commands[i].Argv[1:] {
+			for _, x := range e.Argv[1:] {
 				if v := x.Value; strings.HasPrefix(v, "--sym") || strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsRune(v, 's') {
 					return true
 				}
 			}
+		case !makesNoLinks[k]:
+			return true
 		}
 	}
 	return false
 }
+
+// makesNoLinks are programs that never create a symbolic link (shell
+// builtins that move or print, and readers): a temporary delete after
+// them stays temporary.
+var makesNoLinks = map[string]bool{"cd": true, "pushd": true, "popd": true, "echo": true, "printf": true, "true": true,
+	"false": true, ":": true, "pwd": true, "ls": true, "mkdir": true, "rmdir": true, "rm": true, "unlink": true, "test": true,
+	"[": true, "[[": true, "cat": true, "head": true, "tail": true, "grep": true, "wc": true, "sort": true, "uniq": true,
+	"date": true, "sleep": true, "touch": true, "export": true, "set": true, "unset": true, "du": true, "df": true,
+	"stat": true, "file": true, "find": true, "which": true, "type": true, "id": true, "whoami": true}
 
 // writtenAbs reports an operand written as an absolute place (/tmp/x,
 // ~/x, $TMPDIR/x, a constant): a delete confined to a temporary directory
