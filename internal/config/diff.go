@@ -59,7 +59,7 @@ func Diff(old, new *Config) []Change {
 		{"approvals.single_query_mode", a.SingleQueryMode, b.SingleQueryMode},
 		{"approvals.unattended_mode", a.UnattendedMode, b.UnattendedMode},
 	} {
-		add(m.key, m.o.String(), m.n.String(), m.n.Approves() && !m.o.Approves())
+		add(m.key, m.o.String(), m.n.String(), unattendedRank(m.n) > unattendedRank(m.o))
 	}
 	add("approvals.timeout", a.Timeout.String(), b.Timeout.String(), false)
 	add("approvals.denial_breaker_threshold", strconv.Itoa(a.DenialBreakerThreshold), strconv.Itoa(b.DenialBreakerThreshold),
@@ -231,3 +231,15 @@ func chatListKeys(o, n Chat) []string {
 
 // chatList is one flattened allowlist of c.
 func chatList(c Chat, key string) []string { return chatLists(c)[key] }
+
+// unattendedRank orders unattended modes by how much they let through:
+// deny, then ask (a human may approve), then approve.
+func unattendedRank(m policy.UnattendedMode) int {
+	switch m {
+	case policy.UnattendedAsk:
+		return 1
+	case policy.UnattendedApprove:
+		return 2
+	}
+	return 0
+}
