@@ -417,7 +417,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Board:      h.db, Boards: h.boards, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
-		Ended: h.dropShell, Agent: h.agents.workerAgent(),
+		Ended: h.dropShell, Agent: h.agents.workerAgent(), Attend: h.kanbanChannel,
 		Holder: h.id, Lease: h.claimLease(), Alive: alive,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
@@ -697,6 +697,9 @@ func (h *host) banner(recovered int) {
 		if !loopback(h.remoteAddr) {
 			fmt.Fprintf(w, "  note:    the worker listener %s is reachable beyond this machine (kanban.remote.listen); only issued tokens get in\n", h.remoteAddr)
 		}
+	}
+	if line := kanbanAskLine(h.gate.Policy().KanbanMode, h.gate.Policy().Timeout, h.info.ConsoleURL); line != "" {
+		fmt.Fprintf(w, "  kanban:  %s\n", line)
 	}
 	fmt.Fprintf(w, "  agents:  %s\n", h.agents.describe)
 	if line, warn := sandboxLines(h.sandbox.Status()); warn {

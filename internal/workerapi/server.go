@@ -68,6 +68,13 @@ type Options struct {
 	Agent Agent
 	// BoardID names the board in owners; "" for a single-board host.
 	BoardID string
+	// Attend, if set, is asked for each request which answer channel
+	// the run's owner carries for it: the host's web console while
+	// approvals.kanban_mode is ask, nil otherwise (and always nil on a
+	// host that serves no console). The channel comes from the host,
+	// never from the worker: nothing a worker sends can attach, choose
+	// or see it. Nil means kanban owners stay unattended.
+	Attend func() owner.AnswerChannel
 	// ScratchDir holds scratch workspaces, one directory per task
 	// (created 0700 on hello).
 	ScratchDir string
@@ -327,7 +334,7 @@ func (cn *conn) handle(req Request) Response {
 		cn.ended = true
 		return ended()
 	}
-	ctx := owner.With(cn.ctx, cn.owner)
+	ctx := owner.With(cn.ctx, cn.acting())
 	switch req.Verb {
 	case VerbDecide:
 		return cn.decide(ctx, req)
@@ -396,6 +403,27 @@ func (cn *conn) end(ctx context.Context, f func() (store.Task, error)) Response 
 	cn.release()
 	cn.s.log.InfoContext(ctx, "run ended", "owner", cn.owner.String(), "task_status", t.Status)
 	return Response{Status: t.Status}
+}
+
+// acting is the owner a request acts as: the run's, with the host's
+// answer channel attached when Attend gives one (kanban_mode ask). It is
+// decided per request, so a reload of kanban_mode holds for the next
+// step of a run already going.
+func (cn *conn) acting() owner.Owner {
+	if cn.s.o.Attend == nil {
+		return cn.owner
+	}
+	ch := cn.s.o.Attend()
+	if ch == nil {
+		return cn.owner
+	}
+	o, err := cn.owner.WithChannel(ch)
+	if err != nil {
+		// Cannot happen for a kanban owner; unattended is the safe side.
+		cn.s.log.ErrorContext(cn.ctx, "attach the answer channel", "owner", cn.owner.String(), "err", err)
+		return cn.owner
+	}
+	return o
 }
 
 // hello binds the connection to the run its token names.
