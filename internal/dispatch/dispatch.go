@@ -238,7 +238,7 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	d.o.RemoteLease = o.RemoteLease
 	d.srv = workerapi.New(workerapi.Options{
-		Board: o.Board, Runner: o.Runner, Cron: o.Cron, Agent: o.Agent, BoardID: o.BoardID, Attend: o.Attend,
+		Board: o.Boards, Runner: o.Runner, Cron: o.Cron, Agent: o.Agent, BoardID: o.BoardID, Attend: o.Attend,
 		ScratchDir: d.scratch(), FailureLimit: o.FailureLimit, Review: o.Review,
 		StepEnv: execenv.Build(o.Environ, o.Passthrough, nil), Passthrough: o.Passthrough, Network: o.Network,
 		Lease: o.RemoteLease, Lapsed: func(string) { d.Poke() },

@@ -16,7 +16,7 @@ func (cn *conn) agent(ctx context.Context) Response {
 	if cn.s.o.Agent == nil {
 		return refused("no model configured: set llm.base_url and llm.model in the config file")
 	}
-	t, err := cn.s.o.Board.GetTask(ctx, cn.task.ID)
+	t, err := cn.s.o.Board.Get(ctx, cn.task.ID)
 	if err != nil {
 		return internal(err)
 	}
@@ -36,7 +36,7 @@ func (cn *conn) agent(ctx context.Context) Response {
 	}
 	step := store.TaskStep{Command: t.Prompt, Verdict: "agent", Rule: "agent", ExitCode: code,
 		Output: out, Started: started, Finished: cn.s.o.Now()}
-	if _, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, step); errors.Is(err, store.ErrTaskRunEnded) {
+	if _, err := cn.s.o.Board.Step(context.WithoutCancel(ctx), cn.run, step); errors.Is(err, store.ErrTaskRunEnded) {
 		cn.ended = true
 		return ended()
 	} else if err != nil {
@@ -46,18 +46,18 @@ func (cn *conn) agent(ctx context.Context) Response {
 	switch {
 	case aerr != nil:
 		end = cn.end(ctx, func() (store.Task, error) {
-			return cn.s.o.Board.RecordFailure(ctx, cn.run, "agent: "+aerr.Error(), cn.s.o.FailureLimit, cn.s.o.Now())
+			return cn.s.o.Board.Fail(ctx, cn.run, "agent: "+aerr.Error(), cn.s.o.FailureLimit)
 		})
 	case b.block != "":
 		end = cn.end(ctx, func() (store.Task, error) {
-			return cn.s.o.Board.FinishRun(ctx, cn.run, store.RunFinish{Status: store.TaskRunBlocked, Reason: b.block, At: cn.s.o.Now()})
+			return cn.s.o.Board.Finish(ctx, cn.run, store.RunFinish{Status: store.TaskRunBlocked, Reason: b.block})
 		})
 	default:
 		if r := strings.TrimSpace(tr.Reply); r != "" && !b.completed {
 			_ = b.Comment(ctx, r)
 		}
 		end = cn.end(ctx, func() (store.Task, error) {
-			return cn.s.o.Board.FinishRun(ctx, cn.run, store.RunFinish{Status: store.TaskRunSucceeded, Review: cn.s.o.Review, At: cn.s.o.Now()})
+			return cn.s.o.Board.Finish(ctx, cn.run, store.RunFinish{Status: store.TaskRunSucceeded, Review: cn.s.o.Review})
 		})
 	}
 	if end.Code != "" {
@@ -79,7 +79,7 @@ func (b *taskBoard) Comment(ctx context.Context, body string) error {
 	if strings.TrimSpace(body) == "" {
 		return errors.New("empty comment")
 	}
-	_, err := b.cn.s.o.Board.AddComment(ctx, store.TaskComment{Task: b.cn.task.ID, Author: b.cn.owner.String(), Body: body, Time: b.cn.s.o.Now()})
+	_, err := b.cn.s.o.Board.Comment(ctx, b.cn.task.ID, b.cn.owner.String(), body)
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
@@ -40,7 +41,7 @@ func newAskEnv(t *testing.T, policy string) *askEnv {
 	ch := ownertest.Channel("web")
 	a.console.Store(&ch)
 	a.env = &env{db: rf.DB, socket: filepath.Join(rf.Dir, "run", SocketName), state: rf.Dir, cron: &fakeCron{}}
-	o := Options{Board: rf.DB, Runner: rf.Runner, Cron: a.cron, ScratchDir: filepath.Join(rf.Dir, "scratch"), FailureLimit: 2,
+	o := Options{Board: board.New(board.Options{Store: rf.DB}), Runner: rf.Runner, Cron: a.cron, ScratchDir: filepath.Join(rf.Dir, "scratch"), FailureLimit: 2,
 		Attend: func() owner.AnswerChannel {
 			a.attends.Add(1)
 			c := a.console.Load()

@@ -60,7 +60,9 @@ type Agent interface {
 
 // Options configure a Server.
 type Options struct {
-	Board  store.BoardStore
+	// Board is the host's one board service: the run's record, its
+	// token, its steps and comments.
+	Board  *board.Service
 	Runner Runner
 	// Cron runs cron jobs for workers; nil refuses cron_run.
 	Cron CronRunner
@@ -326,7 +328,7 @@ func (cn *conn) handle(req Request) Response {
 	}
 	// The run may have been ended by someone else (an operator, the
 	// dispatcher); then nothing more happens for it.
-	r, err := cn.s.o.Board.GetRun(cn.ctx, cn.run)
+	r, err := cn.s.o.Board.Run(cn.ctx, cn.run)
 	if err != nil {
 		return internal(err)
 	}
@@ -344,25 +346,25 @@ func (cn *conn) handle(req Request) Response {
 		if strings.TrimSpace(req.Body) == "" {
 			return badRequest("empty comment")
 		}
-		c, err := cn.s.o.Board.AddComment(ctx, store.TaskComment{Task: cn.task.ID, Author: cn.owner.String(), Body: req.Body, Time: cn.s.o.Now()})
+		c, err := cn.s.o.Board.Comment(ctx, cn.task.ID, cn.owner.String(), req.Body)
 		if err != nil {
 			return internal(err)
 		}
 		return Response{Comment: c.ID}
 	case VerbComplete:
 		return cn.end(ctx, func() (store.Task, error) {
-			return cn.s.o.Board.FinishRun(ctx, cn.run, store.RunFinish{Status: store.TaskRunSucceeded, Review: cn.s.o.Review, At: cn.s.o.Now()})
+			return cn.s.o.Board.Finish(ctx, cn.run, store.RunFinish{Status: store.TaskRunSucceeded, Review: cn.s.o.Review})
 		})
 	case VerbBlock:
 		reason := strings.TrimSpace(req.Reason)
 		if reason == "" {
 			reason = "blocked by the worker"
 		}
-		if _, err := cn.s.o.Board.AddComment(ctx, store.TaskComment{Task: cn.task.ID, Author: cn.owner.String(), Body: "blocked: " + reason, Time: cn.s.o.Now()}); err != nil {
+		if _, err := cn.s.o.Board.Comment(ctx, cn.task.ID, cn.owner.String(), "blocked: "+reason); err != nil {
 			return internal(err)
 		}
 		return cn.end(ctx, func() (store.Task, error) {
-			return cn.s.o.Board.FinishRun(ctx, cn.run, store.RunFinish{Status: store.TaskRunBlocked, Reason: reason, At: cn.s.o.Now()})
+			return cn.s.o.Board.Finish(ctx, cn.run, store.RunFinish{Status: store.TaskRunBlocked, Reason: reason})
 		})
 	case VerbFail:
 		reason := strings.TrimSpace(req.Reason)
@@ -370,7 +372,7 @@ func (cn *conn) handle(req Request) Response {
 			reason = "the worker failed"
 		}
 		return cn.end(ctx, func() (store.Task, error) {
-			return cn.s.o.Board.RecordFailure(ctx, cn.run, reason, cn.s.o.FailureLimit, cn.s.o.Now())
+			return cn.s.o.Board.Fail(ctx, cn.run, reason, cn.s.o.FailureLimit)
 		})
 	case VerbCronRun:
 		return cn.cronRun(ctx, req)
@@ -435,17 +437,17 @@ func (cn *conn) hello(req Request) Response {
 		return refused("hello needs a token and a task")
 	}
 	log := cn.s.log.With("task", req.Task)
-	tok, err := cn.s.o.Board.ConsumeToken(cn.ctx, TokenHash(req.Token), req.Task, cn.s.o.Now())
+	tok, err := cn.s.o.Board.Redeem(cn.ctx, TokenHash(req.Token), req.Task)
 	if err != nil {
 		// The worker learns nothing about why; the host's log does.
 		log.WarnContext(cn.ctx, "worker token refused", "err", err)
 		return refused("worker token refused")
 	}
-	run, err := cn.s.o.Board.GetRun(cn.ctx, tok.Run)
+	run, err := cn.s.o.Board.Run(cn.ctx, tok.Run)
 	if err != nil {
 		return internal(err)
 	}
-	task, err := cn.s.o.Board.GetTask(cn.ctx, tok.Task)
+	task, err := cn.s.o.Board.Get(cn.ctx, tok.Task)
 	if err != nil {
 		return internal(err)
 	}
@@ -567,7 +569,7 @@ func (cn *conn) decide(ctx context.Context, req Request) Response {
 		cn.pending = &pendingStep{command: req.Command, rule: d.Rule, started: started}
 		return Response{Decision: &d}
 	}
-	step, serr := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
+	step, serr := cn.s.o.Board.Step(context.WithoutCancel(ctx), cn.run, store.TaskStep{
 		Command: req.Command, Verdict: d.Verdict, Rule: d.Rule, ExitCode: -1,
 		Output: d.Message, Started: started, Finished: cn.s.o.Now(),
 	})
@@ -589,7 +591,7 @@ func (cn *conn) step(ctx context.Context, req Request) Response {
 		return badRequest("the step reported is not the command that was decided")
 	}
 	cn.pending = nil
-	step, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
+	step, err := cn.s.o.Board.Step(context.WithoutCancel(ctx), cn.run, store.TaskStep{
 		Command: p.command, Verdict: "allow", Rule: p.rule, ExitCode: req.ExitCode,
 		Output: req.Output, Started: p.started, Finished: cn.s.o.Now(),
 	})
@@ -607,7 +609,7 @@ func (cn *conn) flush(ctx context.Context) Response {
 		return Response{}
 	}
 	cn.pending = nil
-	_, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
+	_, err := cn.s.o.Board.Step(context.WithoutCancel(ctx), cn.run, store.TaskStep{
 		Command: p.command, Verdict: "allow", Rule: p.rule, ExitCode: -1,
 		Output: "warden: the worker did not report how this step ended", Started: p.started, Finished: cn.s.o.Now(),
 	})
