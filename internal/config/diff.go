@@ -122,6 +122,18 @@ func modeRank(m policy.Mode) int {
 	return 2
 }
 
+// unattendedRank orders unattended modes by how much they let through:
+// deny, then ask (a human may approve), then approve.
+func unattendedRank(m policy.UnattendedMode) int {
+	switch m {
+	case policy.UnattendedAsk:
+		return 1
+	case policy.UnattendedApprove:
+		return 2
+	}
+	return 0
+}
+
 // breakerLooser: a higher threshold, or none (<= 0), trips later.
 func breakerLooser(o, n int) bool {
 	switch {
@@ -231,15 +243,3 @@ func chatListKeys(o, n Chat) []string {
 
 // chatList is one flattened allowlist of c.
 func chatList(c Chat, key string) []string { return chatLists(c)[key] }
-
-// unattendedRank orders unattended modes by how much they let through:
-// deny, then ask (a human may approve), then approve.
-func unattendedRank(m policy.UnattendedMode) int {
-	switch m {
-	case policy.UnattendedAsk:
-		return 1
-	case policy.UnattendedApprove:
-		return 2
-	}
-	return 0
-}
