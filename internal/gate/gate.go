@@ -286,10 +286,11 @@ func (p *Policy) attended(o owner.Owner) bool {
 	return !inKanban(o) || p.KanbanMode == policy.UnattendedAsk
 }
 
-// inKanban reports whether a kanban run is along o's lineage.
+// inKanban reports whether a kanban run is along o's lineage. It walks
+// the parents rather than building the lineage: no allocation.
 func inKanban(o owner.Owner) bool {
-	for _, ow := range o.Lineage() {
-		if ow.Kind() == owner.KindKanban {
+	for ok := o.Valid(); ok; o, ok = o.Parent() {
+		if o.Kind() == owner.KindKanban {
 			return true
 		}
 	}
