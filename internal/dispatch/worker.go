@@ -28,7 +28,8 @@ var ErrStepFailed = errors.New("script step failed")
 // Worker is `warden worker --task ID`: it reads its one-time token from
 // file descriptor tokenFD (TokenFD when spawned by the Dispatcher),
 // connects to the worker socket, says hello, and runs the task's script
-// itself, asking the host to decide each step, writing a transcript to
+// (or its agent loop) itself, asking the host to decide each action,
+// writing a transcript to
 // the process's standard output (the run's log file). See RunWorker.
 func Worker(ctx context.Context, taskID string, tokenFD int, socket string) error {
 	f := os.NewFile(uintptr(tokenFD), "warden-worker-token")
@@ -88,6 +89,11 @@ type RemoteParams struct {
 //   - a step that exits non-zero (or cannot run) fails the run, and
 //     RunWorker returns an error wrapping ErrStepFailed;
 //   - after the last step the run completes.
+//
+// A prompt task runs its agent loop here instead (see runAgent): the
+// model's calls go to the host, and each command, program and file
+// write the model asks for is decided by the host, run here and
+// reported like a step.
 //
 // If the host says the run has ended (an operator stopped it), RunWorker
 // returns nil at once. A remote worker that loses its lease kills its

@@ -8,18 +8,20 @@
 //
 // # Who runs what
 //
-// The worker runs its task's steps itself, inside its sandbox (a local
+// The worker runs its task's steps — or, for a prompt task, its agent
+// loop and the agent's tools — itself, inside its sandbox (a local
 // worker is inside the sandbox the dispatcher started it in, so its
 // steps are too; a remote worker runs each step in its own machine's
-// sandbox), and asks the host only for decisions: decide sends the
-// exact command text; the host's gate decides it as the run's owner,
-// through the runner's one path (decide, audit, ask a human, audit), and
-// answers allow or deny with the rule and the reason. The worker runs
-// exactly the decided text (the same bytes to bash), in its workspace,
-// with the environment the host gave it at hello; then it reports the
-// step (exit code and output), which the host records under the
-// decision it made. The host never runs a worker's command. See
-// docs/workers.md for why.
+// sandbox), and asks the host only for decisions and, for a prompt
+// task, for the model's replies: decide sends the exact action (a
+// command's text; a program; a file write); the host's gate decides it
+// as the run's owner, through the runner's one path (decide, audit, ask
+// a human, audit), and answers allow or deny with the rule and the
+// reason. The worker runs exactly the decided action (a command's same
+// bytes to bash), in its workspace, with the environment the host gave
+// it at hello; then it reports the step (exit code and output), which
+// the host records under the decision it made. The host never runs a
+// worker's action. See docs/workers.md for why.
 //
 // # Identity
 //
