@@ -421,7 +421,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		// The model is the host's: its key never reaches a worker, even
 		// when tools.env_passthrough names it.
 		Withhold: nonEmpty(startCfg.LLM.APIKeyEnv),
-		Holder: h.id, Lease: h.claimLease(), Alive: alive,
+		Holder:   h.id, Lease: h.claimLease(), Alive: alive,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}

@@ -363,4 +363,3 @@ func TestDecideActions(t *testing.T) {
 		}
 	}
 }
-
