@@ -152,18 +152,20 @@ func (e *workerExec) decide(ctx context.Context, a workerapi.Act) (workerapi.Act
 }
 
 // report runs an allowed action with run and reports how it ended.
+// The output is kept as the run's history keeps it (its head and its
+// tail), which is also what the model is given: a command that prints
+// without end does not fill the worker's memory.
 func (e *workerExec) report(ctx context.Context, a workerapi.Act, w io.Writer, run func(io.Writer) (int, error)) (int, error) {
 	var kept workerapi.Output
-	code, rerr := run(io.MultiWriter(w, &kept))
+	code, rerr := run(&kept)
 	if ctx.Err() != nil {
 		return -1, context.Cause(ctx)
 	}
 	output := kept.String()
 	if rerr != nil {
-		msg := "\nwarden: " + rerr.Error()
-		code, output = -1, output+msg
-		_, _ = io.WriteString(w, msg)
+		code, output = -1, output+"\nwarden: "+rerr.Error()
 	}
+	_, _ = io.WriteString(w, output)
 	if _, err := e.c.StepAction(ctx, a, code, output); err != nil {
 		return code, err
 	}
