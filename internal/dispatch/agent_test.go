@@ -1,8 +1,10 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -229,4 +231,72 @@ func TestWorkerAgentWithoutModel(t *testing.T) {
 	if tk.Status != store.TaskBlocked || !strings.Contains(tk.LastError, "no model configured") {
 		t.Fatalf("task %+v", tk)
 	}
+}
+
+// TestWorkerAgentCannotReadTheHostKey: the agent in a worker tries to
+// read the host's model key out of the host process's environment, in
+// several spellings, as commands and as a program. Whatever the gate
+// says of each, nothing in the workspace holds the key afterwards: the
+// worker's commands and programs run in its sandbox, with the host's
+// process out of sight, and the key was never in the worker's own
+// environment.
+func TestWorkerAgentCannotReadTheHostKey(t *testing.T) {
+	t.Setenv("HOST_MODEL_KEY", modelKey) // as a real host has it
+	pid := strconv.Itoa(os.Getpid())
+	tries := []llmtest.ToolCall{
+		llmtest.Call("terminal", mustJSON(map[string]string{"command": "cat /proc/" + pid + "/environ > leak1.txt"})),
+		llmtest.Call("terminal", mustJSON(map[string]string{"command": "p=/proc/" + pid + "; tr '\\0' '\\n' < $p/environ > leak2.txt"})),
+		llmtest.Call("terminal", `{"command":"for e in /proc/*/environ; do cat $e; done > leak3.txt 2>/dev/null; true"}`),
+		llmtest.Call("execute_code", mustJSON(map[string]string{"language": "sh", "source": "cat /proc/" + pid + "/environ > leak4.txt"})),
+		llmtest.Call("terminal", `{"command":"env > leak5.txt; cat /proc/self/environ /proc/$PPID/environ >> leak5.txt"}`),
+	}
+	srv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		n := 0
+		for _, m := range r.Messages {
+			if m.Role == "tool" {
+				n++
+			}
+		}
+		if n < len(tries) {
+			return llmtest.Calls(tries[n])
+		}
+		return llmtest.Text("done")
+	})
+	h := startHost(t, hostSetupWithModel(t, srv, hostSetup{kanbanMode: "approve"}))
+	work := t.TempDir()
+	tk := h.add(t, board.NewTask{Title: "peek", Prompt: "Find the key.", Workspace: "dir:" + work})
+	tk = h.waitTask(t, tk.ID, "done", status(store.TaskDone, store.TaskBlocked))
+	card, err := h.board.Show(t.Context(), tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(card.Runs) != 1 || len(card.Runs[0].Steps) != len(tries) {
+		t.Fatalf("task %s, runs %+v", tk.Status, card.Runs)
+	}
+	ents, err := os.ReadDir(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(work, e.Name()))
+		if strings.Contains(string(b), modelKey) {
+			t.Errorf("%s holds the host's model key", e.Name())
+		}
+	}
+	for _, s := range card.Runs[0].Steps {
+		if strings.Contains(s.Output, modelKey) {
+			t.Errorf("step %q printed the key", s.Command)
+		}
+	}
+	if log := readLog(t, card.Runs[0].Log); strings.Contains(log, modelKey) {
+		t.Errorf("the worker's log holds the key")
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
