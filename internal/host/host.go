@@ -248,6 +248,11 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if err := checkAddr(cfg.Addr, cfg.AllowRemote); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
+	// The host holds the model's key and answers approvals: no process
+	// of its user may trace it or read its environment and memory.
+	if err := sandbox.HideSelf(); err != nil {
+		cfg.Logger.Warn("could not make the host non-dumpable: processes of its user can read its memory", "err", err)
+	}
 	state, err := filepath.Abs(cfg.StateDir)
 	if err != nil {
 		return nil, fmt.Errorf("start host: state directory: %w", err)
