@@ -307,6 +307,11 @@ func matchName(toks []tok, name string) bool {
 func matchNames(p []comp, names []string) bool {
 	for len(p) > 0 {
 		if p[0].anyDepth {
+			if !anyDepth(p[1:]) {
+				// The rest matches a fixed number of names: the last ones.
+				k := len(names) - (len(p) - 1)
+				return k >= 0 && matchNames(p[1:], names[k:])
+			}
 			for k := 0; k <= len(names); k++ {
 				if matchNames(p[1:], names[k:]) {
 					return true
@@ -320,6 +325,15 @@ func matchNames(p []comp, names []string) bool {
 		p, names = p[1:], names[1:]
 	}
 	return len(names) == 0
+}
+
+func anyDepth(p []comp) bool {
+	for _, c := range p {
+		if c.anyDepth {
+			return true
+		}
+	}
+	return false
 }
 
 // intersects reports whether some path matches both patterns. With

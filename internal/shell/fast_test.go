@@ -178,3 +178,45 @@ func TestProjectionsReference(t *testing.T) {
 		check(s)
 	}
 }
+
+// TestProtectIndexDifferential analyses every corpus case, every golden
+// input and the benchmark lines with the protected-path table's index
+// and with a linear scan of the table (protect.Linear), with each case's
+// own options and in a directory with a home: the analyses must be
+// identical, down to the finding's detail.
+func TestProtectIndexDifferential(t *testing.T) {
+	tab := protect.New(protect.Paths{StateDir: "/home/u/.local/state/warden", ConfigDir: "/home/u/.config/warden"})
+	lin := protect.Linear(tab)
+	same := func(o Options, src string) {
+		t.Helper()
+		o.Protect = tab
+		a := o.Analyze(src)
+		o.Protect = lin
+		b := o.Analyze(src)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q: the index differs from the linear scan\nindex:  %+v\nlinear: %+v", src, a, b)
+		}
+	}
+	inDir := Options{Cwd: "/home/u/project", Home: "/home/u"}
+	var srcs []string
+	for _, cases := range loadCorpus(t) {
+		for _, c := range cases {
+			o := c.options()
+			same(o, c.Cmd)
+			same(inDir, c.Cmd)
+			srcs = append(srcs, c.Cmd)
+		}
+	}
+	golden, _ := filepath.Glob("testdata/golden/*.sh")
+	for _, f := range golden {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(Options{}, string(b))
+		same(inDir, string(b))
+	}
+	for _, s := range typical {
+		same(inDir, s)
+	}
+}
