@@ -155,16 +155,15 @@ func compilePattern(p string) []comp {
 	return out
 }
 
-// compileGlob compiles a shell glob, lower-cased, as given: a relative
-// one stays relative.
-func compileGlob(g string, dotglob bool) []comp {
+// compileGlob appends a shell glob, lower-cased, compiled as given to
+// out: a relative one stays relative.
+func compileGlob(out []comp, g string, dotglob bool) []comp {
 	g = strings.ToLower(g)
 	if g == "" {
-		return nil
+		return out
 	}
 	g = path.Clean(g)
-	var out []comp
-	for _, name := range strings.Split(strings.Trim(g, "/"), "/") {
+	for name := range strings.SplitSeq(strings.Trim(g, "/"), "/") {
 		if name == "" || name == "." {
 			continue
 		}

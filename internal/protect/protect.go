@@ -354,7 +354,8 @@ func (t *Table) Match(abs string, acc Access) Match {
 		return t.MatchGlob(escapeGlob(abs), acc, false)
 	}
 	low := strings.ToLower(path.Clean(abs))
-	names := splitPath(low)
+	var nb [16]string
+	names := appendNames(nb[:0], low)
 	// Candidate entries, in table order (the first of equals wins).
 	var buf [8]uint64
 	c := newCands(buf[:], len(t.entries))
@@ -432,11 +433,13 @@ func (t *Table) MatchGlob(glob string, acc Access, dotglob bool) Match {
 		}
 		g = tail
 	}
-	gc := compileGlob(g, dotglob)
+	var gb [16]comp
+	gc := compileGlob(gb[:0], g, dotglob)
 	literal := !hasMeta(g)
+	var nb [16]string
 	var names []string
 	if literal {
-		names = splitPath(path.Clean("/" + unescapeGlob(g)))
+		names = appendNames(nb[:0], path.Clean("/"+unescapeGlob(g)))
 	}
 	var buf [8]uint64
 	c := newCands(buf[:], len(t.entries))
@@ -539,14 +542,16 @@ func (t *Table) MatchTree(abs string, acc Access) Match {
 		return m
 	}
 	isAbs := path.IsAbs(abs)
+	var nb [16]string
 	var names []string
 	if isAbs {
-		names = splitPath(strings.ToLower(path.Clean(abs)))
+		names = appendNames(nb[:0], strings.ToLower(path.Clean(abs)))
 	} else {
 		tail, _ := relTail(strings.ToLower(abs))
-		names = splitPath("/" + tail)
+		names = appendNames(nb[:0], tail)
 	}
-	below := append(literalComps(names), comp{anyDepth: true})
+	var bb [17]comp
+	below := append(appendLiteralComps(bb[:0], names), comp{anyDepth: true})
 	var buf [8]uint64
 	c := newCands(buf[:], len(t.entries))
 	t.markTree(c, isAbs, names, below)
@@ -613,10 +618,9 @@ func reachesBelow(p []comp, names []string) bool {
 	return false
 }
 
-func literalComps(names []string) []comp {
-	out := make([]comp, len(names))
-	for i, n := range names {
-		out[i] = nameComp(escapeGlob(n))
+func appendLiteralComps(out []comp, names []string) []comp {
+	for _, n := range names {
+		out = append(out, nameComp(escapeGlob(n)))
 	}
 	return out
 }
@@ -637,9 +641,21 @@ func relTail(p string) (string, bool) {
 }
 
 func splitPath(abs string) []string {
+	return appendNames(nil, abs)
+}
+
+// appendNames appends the names of a path to dst (splitPath into a
+// buffer of the caller's).
+func appendNames(dst []string, abs string) []string {
 	abs = strings.Trim(abs, "/")
 	if abs == "" {
-		return nil
+		return dst
 	}
-	return strings.Split(abs, "/")
+	for {
+		i := strings.IndexByte(abs, '/')
+		if i < 0 {
+			return append(dst, abs)
+		}
+		dst, abs = append(dst, abs[:i]), abs[i+1:]
+	}
 }
