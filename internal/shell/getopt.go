@@ -237,6 +237,25 @@ type opts struct {
 	unknown []int
 	// dashdash is the index of "--", or -1.
 	dashdash int
+	// opEnd is where operands end in args while they are one slice of
+	// it (see addOperands); -1 once they are a copy.
+	opEnd int
+}
+
+// addOperands adds args[lo:hi] to the operands. While the operands
+// are contiguous in args (most argvs: options, then operands) they are a
+// slice of it, capacity-limited so that an append by a caller copies;
+// otherwise a copy. The analysis never writes into an argv it has built.
+func (p *opts) addOperands(args []Arg, lo, hi int) {
+	switch {
+	case lo >= hi:
+	case p.operands == nil && p.opEnd >= 0:
+		p.operands, p.opEnd = args[lo:hi:hi], hi
+	case p.opEnd == lo:
+		p.operands, p.opEnd = args[lo-len(p.operands):hi:hi], hi
+	default:
+		p.operands, p.opEnd = append(p.operands, args[lo:hi]...), -1
+	}
 }
 
 // parseOpts reads args[from:] with s.
@@ -251,18 +270,18 @@ func parseOpts(sp *optSpec, args []Arg, from int) opts {
 			p.dashdash = i
 			if s.style&stopAtOperand != 0 {
 				p.end = i + 1
-				p.operands = append(p.operands, args[i+1:]...)
+				p.addOperands(args, i+1, len(args))
 				return p
 			}
-			p.operands = append(p.operands, args[i+1:]...)
+			p.addOperands(args, i+1, len(args))
 			return p
 		case len(v) < 2 || v[0] != '-' || !a.Static && !strings.HasPrefix(v, "-"):
 			if s.style&stopAtOperand != 0 {
 				p.end = i
-				p.operands = append(p.operands, args[i:]...)
+				p.addOperands(args, i, len(args))
 				return p
 			}
-			p.operands = append(p.operands, a)
+			p.addOperands(args, i, i+1)
 		case s.style&lenient != 0:
 			p.hits = append(p.hits, optHit{def: 0, at: i, val: a}) // the word itself, for describe
 		case strings.HasPrefix(v, "--"):
@@ -273,7 +292,7 @@ func parseOpts(sp *optSpec, args []Arg, from int) opts {
 		}
 		if n := len(p.hits); n > 0 && p.hits[n-1].def > 0 && s.defs[p.hits[n-1].def-1].stop && p.hits[n-1].at >= i-1 {
 			p.end = i + 1
-			p.operands = append(p.operands, args[i+1:]...)
+			p.addOperands(args, i+1, len(args))
 			return p
 		}
 	}
