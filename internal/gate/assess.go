@@ -220,7 +220,8 @@ func (p *Policy) denyMatch(list []*shell.Analysis, extraSubjects []string) (stri
 		return "", false
 	}
 	if len(list) == 1 && len(extraSubjects) == 0 {
-		return p.deny.Match(list[0].Projections())
+		var buf [8]string
+		return p.deny.Match(list[0].AppendProjections(buf[:0]))
 	}
 	subjects := extraSubjects
 	for _, a := range list {

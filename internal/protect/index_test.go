@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,6 +149,17 @@ func FuzzIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p string) {
 		for _, tab := range tabs {
 			sameMatches(t, tab, p)
+		}
+		// MatchGlob's names of a literal glob, as first written.
+		g := strings.ToLower(p)
+		abs := strings.HasPrefix(g, "/")
+		if !abs {
+			g, _ = relTail(g)
+		}
+		if !hasMeta(g) {
+			if got, want := splitPath(literalPath(g, abs)), splitPath(path.Clean("/"+unescapeGlob(g))); !slices.Equal(got, want) {
+				t.Fatalf("literalPath(%q): names %q, want %q", g, got, want)
+			}
 		}
 	})
 }

@@ -439,7 +439,7 @@ func (t *Table) MatchGlob(glob string, acc Access, dotglob bool) Match {
 	var nb [16]string
 	var names []string
 	if literal {
-		names = appendNames(nb[:0], path.Clean("/"+unescapeGlob(g)))
+		names = appendNames(nb[:0], literalPath(g, abs))
 	}
 	var buf [8]uint64
 	c := newCands(buf[:], len(t.entries))
@@ -466,6 +466,20 @@ func (t *Table) MatchGlob(glob string, acc Access, dotglob bool) Match {
 		best = e.match()
 	}
 	return best
+}
+
+// literalPath is path.Clean("/" + unescapeGlob(g)) for a glob without
+// pattern characters, without building "/"+g when it need not: an
+// absolute g cleans to the same path, and a relative one (relTail's
+// tail, already clean) without escapes is its own clean form below "/".
+func literalPath(g string, abs bool) string {
+	switch {
+	case strings.Contains(g, `\`):
+		return path.Clean("/" + unescapeGlob(g))
+	case abs:
+		return path.Clean(g)
+	}
+	return g
 }
 
 // markGlob marks the entries a glob can intersect. A glob of plain

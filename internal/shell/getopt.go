@@ -242,6 +242,15 @@ type opts struct {
 	opEnd int
 }
 
+// hit records an option found; the first makes room for a few, most
+// argvs' options fitting in one allocation.
+func (p *opts) hit(h optHit) {
+	if p.hits == nil {
+		p.hits = make([]optHit, 0, 4)
+	}
+	p.hits = append(p.hits, h)
+}
+
 // addOperands adds args[lo:hi] to the operands. While the operands
 // are contiguous in args (most argvs: options, then operands) they are a
 // slice of it, capacity-limited so that an append by a caller copies;
@@ -283,7 +292,7 @@ func parseOpts(sp *optSpec, args []Arg, from int) opts {
 			}
 			p.addOperands(args, i, i+1)
 		case s.style&lenient != 0:
-			p.hits = append(p.hits, optHit{def: 0, at: i, val: a}) // the word itself, for describe
+			p.hit(optHit{def: 0, at: i, val: a}) // the word itself, for describe
 		case strings.HasPrefix(v, "--"):
 			i = p.longOpt(args, i, v[2:])
 		case s.style&singleDash != 0 && p.singleDashLong(args, &i):
@@ -330,7 +339,7 @@ func (p *opts) longOpt(args []Arg, i int, body string) int {
 			h.val, h.hasVal = sub(args[i], len(args[i].Value)-len(val)), true
 		}
 	}
-	p.hits = append(p.hits, h)
+	p.hit(h)
 	return i
 }
 
@@ -352,7 +361,7 @@ func (p *opts) shortOpts(args []Arg, i int) int {
 	s := p.spec.data()
 	v := args[i].Value
 	if s.style&numeric != 0 && isDigits(v[1:]) {
-		p.hits = append(p.hits, optHit{def: -1, at: i, val: sub(args[i], 1), hasVal: true})
+		p.hit(optHit{def: -1, at: i, val: sub(args[i], 1), hasVal: true})
 		return i
 	}
 	for j := 1; j < len(v); j++ {
@@ -375,7 +384,7 @@ func (p *opts) shortOpts(args []Arg, i int) int {
 				i++
 				h.val, h.hasVal = args[i], true
 			}
-			p.hits = append(p.hits, h)
+			p.hit(h)
 			return i
 		case argOptional:
 			if s.defs[id-1].digits {
@@ -387,17 +396,17 @@ func (p *opts) shortOpts(args []Arg, i int) int {
 					h.val, h.hasVal = sub(args[i], j+1), true
 					h.val.Value = v[j+1 : k]
 				}
-				p.hits = append(p.hits, h)
+				p.hit(h)
 				j = k - 1
 				continue
 			}
 			if j+1 < len(v) {
 				h.val, h.hasVal = sub(args[i], j+1), true
 			}
-			p.hits = append(p.hits, h)
+			p.hit(h)
 			return i
 		}
-		p.hits = append(p.hits, h)
+		p.hit(h)
 	}
 	return i
 }

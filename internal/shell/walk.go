@@ -159,10 +159,12 @@ type walker struct {
 }
 
 // result is an analysis with room for the commonest outcome, one
-// candidate of a few words, so that it takes one allocation.
+// candidate of a few words with up to two findings, so that it takes
+// one allocation.
 type result struct {
 	a    Analysis
 	cmd  [1]Command
+	fnd  [2]Finding
 	args [8]Arg
 }
 
@@ -299,7 +301,10 @@ func (w *walker) finish() {
 			a.Commands = make([]Command, len(cs))
 			copy(a.Commands, cs)
 		}
-		if len(fs) > 0 {
+		if w.res != nil && len(fs) > 0 && len(fs) <= len(w.res.fnd) {
+			a.Findings = w.res.fnd[:len(fs):len(fs)]
+			copy(a.Findings, fs)
+		} else if len(fs) > 0 {
 			a.Findings = make([]Finding, len(fs))
 			copy(a.Findings, fs)
 		}
