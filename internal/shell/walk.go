@@ -165,7 +165,7 @@ type result struct {
 	a    Analysis
 	cmd  [1]Command
 	fnd  [2]Finding
-	args [8]Arg
+	args [12]Arg
 }
 
 // walkers recycles walkers across analyses: a 64 KiB input needs a few
