@@ -46,6 +46,7 @@ type assessment struct {
 type shellAssessment struct {
 	assessment
 	one [1]*shell.Analysis
+	cls [2]string
 }
 
 // covered reports whether grants cover every finding and extra class.
@@ -143,7 +144,10 @@ func (p *Policy) assessShell(cmd, dir, kind string, t *table) *assessment {
 	a := p.AnalyseIn(cmd, dir)
 	// The command as it will run, what could hide or disguise itself
 	// escaped (\u00a0), never a cleaned-up reading.
-	as := &shellAssessment{assessment: assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a, classes: a.Classes()}}
+	as := &shellAssessment{assessment: assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a}}
+	if cls := a.AppendClasses(as.cls[:0]); len(cls) > 0 {
+		as.classes = cls[:len(cls):len(cls)]
+	}
 	as.one[0] = a
 	as.shells = as.one[:]
 	p.floors(&as.assessment, as.shells, nil, dir, t)
