@@ -158,12 +158,12 @@ type walker struct {
 	res *result
 }
 
-// result is an analysis with room for the commonest outcome, one
-// candidate of a few words with up to two findings, so that it takes
+// result is an analysis with room for the commonest outcome, one or two
+// candidates of a few words with up to two findings, so that it takes
 // one allocation.
 type result struct {
 	a    Analysis
-	cmd  [1]Command
+	cmd  [2]Command
 	fnd  [2]Finding
 	args [12]Arg
 }
@@ -294,8 +294,8 @@ func (w *walker) finish() {
 	cs, fs := a.Commands, a.Findings // the scratch lists, maybe regrown
 	a.Commands, a.Findings = nil, nil
 	if w.err == nil {
-		if len(cs) == 1 && w.res != nil {
-			a.Commands = w.res.cmd[:1:1]
+		if w.res != nil && len(cs) > 0 && len(cs) <= len(w.res.cmd) {
+			a.Commands = w.res.cmd[:len(cs):len(cs)]
 			copy(a.Commands, cs)
 		} else if len(cs) > 0 || w.listed {
 			a.Commands = make([]Command, len(cs))
