@@ -162,6 +162,8 @@ type Table struct {
 	treeFirst, treeSecond map[string][]int
 	treeAnchored          []int
 	treeRest              []int
+	// treeUnanchored are the unanchored entries of two names or more.
+	treeUnanchored []int
 }
 
 // ClassSelf is the class of touching warden's own state or config.
@@ -229,7 +231,11 @@ func (t *Table) index() {
 			} else {
 				t.treeAnchored = append(t.treeAnchored, i)
 			}
-		case len(e.pat) >= 3:
+		case len(e.pat) >= 2:
+			t.treeUnanchored = append(t.treeUnanchored, i)
+			if len(e.pat) < 3 {
+				break
+			}
 			// compilePattern never puts "**" after "**": pat[1] is a name.
 			if lit, ok := plainLit(e.pat[1]); ok {
 				t.treeSecond[lit] = append(t.treeSecond[lit], i)
@@ -564,11 +570,15 @@ func (t *Table) MatchTree(abs string, acc Access) Match {
 		tail, _ := relTail(strings.ToLower(abs))
 		names = appendNames(nb[:0], tail)
 	}
+	// A home whose place is unknown ("~", "~bob") holds what any
+	// unanchored entry names (~/.config/warden, ~/.ssh/…), as a known
+	// home does.
+	home := !isAbs && len(names) == 1 && strings.HasPrefix(names[0], "~")
 	var bb [17]comp
 	below := append(appendLiteralComps(bb[:0], names), comp{anyDepth: true})
 	var buf [8]uint64
 	c := newCands(buf[:], len(t.entries))
-	t.markTree(c, isAbs, names, below)
+	t.markTree(c, isAbs, home, names, below)
 	for i := c.next(0); i >= 0; i = c.next(i + 1) {
 		e := &t.entries[i]
 		if e.Access&acc == 0 || e.Tier <= m.Tier || len(e.pat) == 0 {
@@ -580,7 +590,7 @@ func (t *Table) MatchTree(abs string, acc Access) Match {
 			}
 			continue
 		}
-		if reachesBelow(e.pat, names) {
+		if home && len(e.pat) > 1 || reachesBelow(e.pat, names) {
 			m = e.match()
 		}
 	}
@@ -592,8 +602,8 @@ func (t *Table) MatchTree(abs string, acc Access) Match {
 // name pairs with the tree's first, a plain literal only with the same
 // name (the root, with no names, reaches every anchored entry). An
 // unanchored entry must have the name after its "**" match one of the
-// tree's names.
-func (t *Table) markTree(c cands, isAbs bool, names []string, below []comp) {
+// tree's names, unless the tree is a home of unknown place ("~").
+func (t *Table) markTree(c cands, isAbs, home bool, names []string, below []comp) {
 	if t.linear {
 		c.all(len(t.entries))
 		return
@@ -611,6 +621,12 @@ func (t *Table) markTree(c cands, isAbs bool, names []string, below []comp) {
 			}
 		}
 		c.mark(t.treeAnchored)
+	}
+	if home {
+		// An unknown home reaches every unanchored entry of two names
+		// or more.
+		c.mark(t.treeUnanchored)
+		return
 	}
 	c.mark(t.treeRest)
 	for _, n := range names {
