@@ -61,9 +61,7 @@ func indexPaths(tab *Table) []string {
 				c = strings.ReplaceAll(c, "*", fill.star)
 				c = strings.ReplaceAll(c, "?", "q")
 				c = strings.NewReplacer("[a-z]", "b", "[", "", "]", "").Replace(c)
-				for _, v := range []string{c, "/" + c, "/home/u/" + c, "../../" + c, strings.ToUpper(c), c + "/", c + "/sub/x", "./" + c + "/.."} {
-					out = append(out, v)
-				}
+				out = append(out, c, "/"+c, "/home/u/"+c, "../../"+c, strings.ToUpper(c), c+"/", c+"/sub/x", "./"+c+"/..")
 			}
 		}
 	}

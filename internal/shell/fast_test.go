@@ -200,13 +200,10 @@ func TestProtectIndexDifferential(t *testing.T) {
 		}
 	}
 	inDir := Options{Cwd: "/home/u/project", Home: "/home/u"}
-	var srcs []string
 	for _, cases := range loadCorpus(t) {
 		for _, c := range cases {
-			o := c.options()
-			same(o, c.Cmd)
+			same(c.options(), c.Cmd)
 			same(inDir, c.Cmd)
-			srcs = append(srcs, c.Cmd)
 		}
 	}
 	golden, _ := filepath.Glob("testdata/golden/*.sh")
