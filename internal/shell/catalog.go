@@ -67,7 +67,7 @@ var (
 	clsDeleteRecursive  = def("delete", "delete.recursive", TierDangerous, "recursive delete")
 	clsDeleteForce      = def("delete", "delete.force", TierDangerous, "forced delete")
 	clsDeleteAbsolute   = def("delete", "delete.absolute", TierDangerous, "delete of an absolute path outside temporary directories")
-	clsDeleteUnknown    = def("delete", "delete.unknown", TierDangerous, "delete of a path known only at run time")
+	clsDeleteUnknown    = opaque("delete", "delete.unknown", TierDangerous, "delete of a path known only at run time: it could be a protected one")
 	clsDeleteFind       = def("delete", "delete.find", TierDangerous, "find with -delete or -exec rm")
 	clsDeleteXargs      = def("delete", "delete.xargs", TierDangerous, "xargs rm (deletes paths read from input)")
 	clsPermWorld        = def("perms", "perm.world_writable", TierDangerous, "world-writable permissions")
