@@ -226,7 +226,7 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 			}
 		}
 	} else {
-		t.add(8, "guardian", Skip, "mode "+p.Mode.String())
+		t.add(8, "guardian", Skip, modeDetail(p.Mode))
 	}
 	// Row 9: ask the human on the owner's own surfaces.
 	t.add(9, "ask a human", Decided, surface)
@@ -270,6 +270,9 @@ func (g *Gate) grantsFor(ctx context.Context, p *Policy, session string) ([]gran
 	gs, err := g.grants.Grants(ctx, session)
 	if err != nil {
 		return nil, fmt.Errorf("%w: load grants: %w", ErrInternal, err)
+	}
+	if len(gs) == 0 {
+		return p.allowlist, nil // read only: nothing appends to or writes into it
 	}
 	return append(gs, p.allowlist...), nil
 }
@@ -348,14 +351,30 @@ func (p *Policy) modeOf(o owner.Owner) (policy.UnattendedMode, string, string) {
 }
 
 func surfaceOf(o owner.Owner) string {
-	who := o.String()
-	if k := o.SessionKey(); k != "" {
-		who = "session " + k
+	k := o.SessionKey()
+	ch, onChannel := o.Channel()
+	switch {
+	case k != "" && onChannel:
+		return "on " + ch.Surface() + " for session " + k
+	case k != "":
+		return "session " + k
+	case onChannel:
+		return "on " + ch.Surface() + " for " + o.String()
 	}
-	if ch, ok := o.Channel(); ok {
-		return "on " + ch.Surface() + " for " + who
+	return o.String()
+}
+
+// modeDetail is row 8's detail for a mode, a constant for the known ones.
+func modeDetail(m policy.Mode) string {
+	switch m {
+	case policy.ModeManual:
+		return "mode manual"
+	case policy.ModeSmart:
+		return "mode smart"
+	case policy.ModeOff:
+		return "mode off"
 	}
-	return who
+	return "mode " + m.String()
 }
 
 func grantRule(used []grant.Grant) string {
