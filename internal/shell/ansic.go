@@ -89,6 +89,11 @@ func ansiC(s string) string {
 		default:
 			b.WriteByte('\\')
 			b.WriteByte(e)
+			if e == 0x01 {
+				// bash keeps its own quoting byte (CTLESC) doubled
+				// after an unknown escape: $'\<01>' is \, 01, 01.
+				b.WriteByte(e)
+			}
 		}
 	}
 	return b.String()
