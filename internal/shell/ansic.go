@@ -51,6 +51,9 @@ func ansiC(s string) string {
 					i++
 				}
 				b.WriteByte(x & 0x1f)
+				if x == 0x01 {
+					b.WriteByte(x) // doubled, as after an unknown escape
+				}
 			} else {
 				b.WriteString(`\c`)
 			}
