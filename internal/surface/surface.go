@@ -1,7 +1,9 @@
 // Package surface is what a surface — a place where humans answer
-// warden's questions and talk to agents: the chat adapters, and later
-// the web console and the chat terminal — needs from the host, as one
-// small interface the host implements.
+// warden's questions and talk to agents: the chat adapters, the web
+// console and the chat terminal — needs from the host, as one small
+// interface the host implements (internal/hostsurface), with two
+// companions for the views only the console has: the kanban board
+// (Board) and the scheduler (Cron).
 //
 // A surface proves who its human is (a platform's signed user id, a
 // console login) and builds the owner of its sessions at the edge
@@ -41,6 +43,9 @@ var (
 	// ErrBusy: the conversation's agent is still working on the previous
 	// message.
 	ErrBusy = errors.New("the agent is still working on the previous message")
+	// ErrNotRunning: the host's scheduler has stopped (the host is
+	// shutting down), so no cron run can start.
+	ErrNotRunning = errors.New("the scheduler is not running")
 )
 
 // Host is what a surface needs from the host.
@@ -113,11 +118,19 @@ type Identity struct {
 	// Name is the display name, for people only: users choose it, so
 	// nothing decides by it.
 	Name string
+	// Credential, if set, is what proved them, recorded as it is
+	// instead of Surface:User: the console's login session or API
+	// token (credential.Describe), which says more than an id.
+	Credential string
 }
 
-// String is how the identity is recorded: "discord:123 (alice)". The
-// name is cleaned and clipped: it is text the user chose.
+// String is how the identity is recorded: "discord:123 (alice)", or
+// the credential that proved them. The name is cleaned and clipped: it
+// is text the user chose.
 func (i Identity) String() string {
+	if i.Credential != "" {
+		return i.Credential
+	}
 	s := i.Surface + ":" + i.User
 	if n := form.Clean(i.Name, 64, false); n != "" {
 		s += " (" + strings.ReplaceAll(n, ")", "]") + ")"
@@ -169,4 +182,43 @@ type Reply struct {
 	Calls, Blocked int
 	// Capped is set when the run stopped at the turn cap.
 	Capped bool
+}
+
+// Board is the kanban board as a surface shows it: the host's one board
+// service behind it. A host without a board gives a surface none (nil).
+type Board interface {
+	// Tasks lists every task.
+	Tasks(ctx context.Context) ([]store.Task, error)
+	// Card reads a task with its runs and comments; store.ErrNotFound
+	// if there is none.
+	Card(ctx context.Context, id string) (Card, error)
+	// Comment adds author's comment to task id; store.ErrNotFound if
+	// there is no such task.
+	Comment(ctx context.Context, id, author, body string) error
+}
+
+// Card is a task with its runs (each step's verdict, rule, exit code and
+// output) and its comments.
+type Card struct {
+	store.Task
+	Runs     []store.TaskRun
+	Comments []store.TaskComment
+}
+
+// Cron is the scheduler as a surface shows it. A host that runs no
+// scheduler gives a surface none (nil).
+type Cron interface {
+	// Jobs lists the jobs.
+	Jobs(ctx context.Context) ([]store.CronJob, error)
+	// Runs lists runs of job ("" for every job) with their steps,
+	// newest first, at most limit.
+	Runs(ctx context.Context, job string, limit int) ([]store.CronRun, error)
+	// Run reads one run.
+	Run(ctx context.Context, id string) (store.CronRun, error)
+	// RunNow starts a run of job name now, as an operator asked: its
+	// owner is cron(job, run) with no parent, exactly as for warden
+	// cron run. It returns the run's id; store.ErrNotFound when there
+	// is no such job (or name cannot be a job's), ErrNotRunning when
+	// the scheduler has stopped.
+	RunNow(ctx context.Context, name string) (string, error)
 }

@@ -19,16 +19,18 @@ import (
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/hostsurface"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
-// The console is the broker's surface and the web sessions' channel.
+// The console is the host's surface and the web sessions' channel.
 var (
-	_ Broker = (*broker.Broker)(nil)
-	_ Store  = (*sqlite.DB)(nil)
+	_ surface.Host = (*hostsurface.Surface)(nil)
+	_ Store        = (*sqlite.DB)(nil)
 )
 
 func TestLogin(t *testing.T) {
@@ -158,7 +160,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
 	c.login()
-	again, err := New(Options{Broker: f.broker, Store: f.db, Credentials: &credential.Service{Store: f.db}})
+	again, err := New(Options{Host: f.host, Store: f.db, Credentials: &credential.Service{Store: f.db}})
 	must(t, err, "new console")
 	defer again.Close()
 	srv := httptest.NewServer(again)
@@ -908,7 +910,7 @@ func TestEventsStream(t *testing.T) {
 }
 
 func TestNewRequiresCredentials(t *testing.T) {
-	if _, err := New(Options{Broker: &broker.Broker{}, Store: nopStore{}}); err == nil {
+	if _, err := New(Options{Host: &hostsurface.Surface{}, Store: nopStore{}}); err == nil {
 		t.Error("New accepted a console without a credential service")
 	}
 }

@@ -20,8 +20,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wardenhq/warden/internal/agent"
+	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/credential"
+	"github.com/wardenhq/warden/internal/hostsurface"
 	"github.com/wardenhq/warden/internal/cron"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
@@ -41,6 +43,7 @@ type fixture struct {
 	db      *sqlite.DB
 	broker  *broker.Broker
 	runner  *runner.Runner
+	host    *hostsurface.Surface
 	console *Console
 	srv     *httptest.Server
 	// cron is the scheduler when fixtureOptions.cron is set.
@@ -112,21 +115,23 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Broker: b, Store: db, Runner: r, Credentials: creds, Hosts: fo.hosts, Logger: log, Dir: t.TempDir(), Now: fo.now,
-		StreamLifetime: fo.streamLifetime, MaxStreams: fo.maxStreams}
+	p := hostsurface.Parts{Broker: b, Requests: db, Sessions: db, Runner: r, Dir: t.TempDir(), Logger: log, Now: fo.now}
 	if fo.agent {
-		o.Agent = agent.New(agent.Options{Model: fo.model, Exec: r, Conversations: db, Logger: log})
+		p.Agent = agent.New(agent.Options{Model: fo.model, Exec: r, Conversations: db, Logger: log})
 	}
+	h := hostsurface.New(p)
+	o := Options{Host: h, Store: db, Credentials: creds, Hosts: fo.hosts, Logger: log, Now: fo.now,
+		StreamLifetime: fo.streamLifetime, MaxStreams: fo.maxStreams}
 	if shell != nil {
 		o.ShellReset = func(_ context.Context, key string) error { return shell.Reset(key) }
 	}
 	var sched *cron.Scheduler
 	if fo.cron {
-		sched = startCron(t, db, r, log, o.Dir)
-		o.Cron, o.CronStore = sched, db
+		sched = startCron(t, db, r, log, p.Dir)
+		o.Cron = hostsurface.NewCron(sched, db)
 	}
 	if fo.board {
-		o.Board = db
+		o.Board = hostsurface.NewBoard(board.New(board.Options{Store: db, Now: fo.now}))
 	}
 	c, err := New(o)
 	if err != nil {
@@ -137,7 +142,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	// then the server, then the broker and the store registered above.
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { c.Close() })
-	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv, cron: sched, shell: shell, dir: o.Dir,
+	return &fixture{t: t, db: db, broker: b, runner: r, host: h, console: c, srv: srv, cron: sched, shell: shell, dir: p.Dir,
 		creds: creds, adminToken: admin.Secret}
 }
 

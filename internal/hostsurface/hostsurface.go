@@ -1,4 +1,9 @@
-package host
+// Package hostsurface is the host's side of internal/surface: what
+// every surface (the chat adapters, the web console, the chat terminal)
+// may do, each thing through the part that owns it. It is apart from
+// internal/host so that a surface's tests can build it on real parts
+// without building the whole host.
+package hostsurface
 
 import (
 	"context"
@@ -19,8 +24,8 @@ import (
 	"github.com/wardenhq/warden/internal/surface"
 )
 
-// SurfaceParts are what the host's surface interface is built on.
-type SurfaceParts struct {
+// Parts are what the host's surface interface is built on.
+type Parts struct {
 	Broker   *broker.Broker
 	Requests interface {
 		GetRequest(ctx context.Context, id string) (store.Request, error)
@@ -44,7 +49,7 @@ type SurfaceParts struct {
 // broker's compare-and-swap, commands through the runner's gate, refused
 // answers into the runner's audit log).
 type Surface struct {
-	p   SurfaceParts
+	p   Parts
 	log *slog.Logger
 
 	mu      sync.Mutex
@@ -53,8 +58,8 @@ type Surface struct {
 
 var _ surface.Host = (*Surface)(nil)
 
-// NewSurface returns the host's surface interface over p.
-func NewSurface(p SurfaceParts) *Surface {
+// New returns the host's surface interface over p.
+func New(p Parts) *Surface {
 	if p.Logger == nil {
 		p.Logger = slog.New(slog.DiscardHandler)
 	}
