@@ -54,13 +54,15 @@ type Host interface {
 	// lists every session's.
 	Pending(ctx context.Context, session string) ([]store.Request, error)
 	// Request reads one request in whatever state it is;
-	// store.ErrNotFound if there is none.
+	// store.ErrNotFound if there is none. A request found ended (by
+	// another process sharing the store) wakes this host's waiter.
 	Request(ctx context.Context, id string) (store.Request, error)
 	// Watch streams request events of session ("" for all) until ctx
 	// ends. A slow reader misses events: re-read Pending now and then.
 	Watch(ctx context.Context, session string) <-chan broker.Event
 	// Answer answers request id as a.By. A request that already ended
-	// gives ErrNotPending with the request as it ended.
+	// gives ErrNotPending with the request as it ended (and wakes this
+	// host's waiter, if another process ended it).
 	Answer(ctx context.Context, id string, a Answer) (store.Request, error)
 	// Refused audits an answer that was not taken — from someone not
 	// allowed to answer, a bot, another conversation — with why. It
@@ -73,9 +75,10 @@ type Host interface {
 	// SetYolo turns session yolo on or off, as by.
 	SetYolo(ctx context.Context, session string, on bool, by Identity) error
 	// Shell runs command as o (an owner with a session key and an answer
-	// channel), writing its output to out. To hear of the question it
+	// channel), writing its output to stdout and stderr (the same writer
+	// for a surface that shows them as one). To hear of the question it
 	// asks, make o broker.Notifying.
-	Shell(ctx context.Context, o owner.Owner, command string, out io.Writer) (Outcome, error)
+	Shell(ctx context.Context, o owner.Owner, command string, stdout, stderr io.Writer) (Outcome, error)
 	// Converse sends message to the agent as o, continuing
 	// conversation; emit, if set, hears each step as it happens. One
 	// message per conversation at a time (ErrBusy); ErrNoModel without
@@ -166,8 +169,11 @@ const (
 // Step is one step of an agent run as a surface shows it. Tool
 // arguments, results and the model's text are untrusted.
 type Step struct {
-	Kind    StepKind
-	Text    string
+	Kind StepKind
+	Text string
+	// Delta marks a piece of the model's words as they stream, from a
+	// host that streams them (the chat terminal's).
+	Delta   bool
 	Tool    string
 	Args    string
 	Request string

@@ -104,7 +104,7 @@ func (c *Core) session(ctx context.Context, conv Conv, u User) (owner.Owner, boo
 // shell runs a "!cmd" as the session's owner and posts how it ended.
 func (c *Core) shell(ctx context.Context, conv Conv, o owner.Owner, cmd string) {
 	out := &output{}
-	res, err := c.o.Host.Shell(ctx, o, cmd, out)
+	res, err := c.o.Host.Shell(ctx, o, cmd, out, out)
 	head := "$ " + visible(cmd)
 	m := Message{}
 	switch {

@@ -315,7 +315,8 @@ func TestOutage(t *testing.T) {
 	dir2 := target(t, r.host)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := r.host.Shell(context.Background(), o, del(dir2), &strings.Builder{})
+		out := &strings.Builder{}
+		_, err := r.host.Shell(context.Background(), o, del(dir2), out, out)
 		errc <- err
 	}()
 	var second store.Request

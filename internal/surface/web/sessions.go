@@ -452,7 +452,7 @@ func (c *Console) shell(o owner.Owner, ru *run) {
 	asking := broker.Notifying(o, func(req store.Request) {
 		c.updateRun(ru, func() { ru.request = req.ID })
 	})
-	out, err := c.o.Host.Shell(c.ctx, asking, ru.command, ru.out)
+	out, err := c.o.Host.Shell(c.ctx, asking, ru.command, ru.out, ru.out)
 	c.updateRun(ru, func() {
 		c.active--
 		ru.ended = c.o.Now()
