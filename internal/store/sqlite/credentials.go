@@ -37,7 +37,6 @@ func scanCredential(sc scanner) (store.Credential, error) {
 	return c, nil
 }
 
-
 // AddCredential stores c (its hash, never a secret).
 func (db *DB) AddCredential(ctx context.Context, c store.Credential) error {
 	if err := db.addCredential(ctx, c); err != nil {

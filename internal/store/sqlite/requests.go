@@ -276,4 +276,3 @@ func (db *DB) withdrawHostRequests(ctx context.Context, keep string, res store.R
 	})
 	return n, err
 }
-
