@@ -16,7 +16,6 @@ import (
 
 // Bounds on what is posted back.
 const (
-	maxOutput   = 64 << 10 // bytes of a command's output kept
 	maxMessage  = 16 << 10 // bytes of a message sent to the agent
 	maxListed   = 20       // requests /pending lists
 	helpCommand = "Commands: /approve [all] [session|always] · /deny [reason] · /pending · /yolo on|off (admins). “!cmd” runs a command; anything else goes to the agent."
@@ -103,7 +102,7 @@ func (c *Core) session(ctx context.Context, conv Conv, u User) (owner.Owner, boo
 
 // shell runs a "!cmd" as the session's owner and posts how it ended.
 func (c *Core) shell(ctx context.Context, conv Conv, o owner.Owner, cmd string) {
-	out := &output{}
+	out := &surface.Output{}
 	res, err := c.o.Host.Shell(ctx, o, cmd, out, out)
 	head := "$ " + visible(cmd)
 	m := Message{}
@@ -362,32 +361,6 @@ func (r whisperResponder) Form(context.Context, Form) error { return ErrNoForm }
 
 func (r whisperResponder) Invalid(ctx context.Context, _ map[string]string, retry Message) error {
 	return r.Private(ctx, retry)
-}
-
-// output is a bounded, concurrency-safe buffer for a command's output.
-type output struct {
-	mu        sync.Mutex
-	b         []byte
-	truncated bool
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	room := maxOutput - len(o.b)
-	if len(p) > room {
-		o.b = append(o.b, p[:max(room, 0)]...)
-		o.truncated = true
-	} else {
-		o.b = append(o.b, p...)
-	}
-	return len(p), nil
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return string(o.b)
 }
 
 // clipText keeps the head and the tail of s within limit bytes.

@@ -734,14 +734,7 @@ func TestSessionsComposer(t *testing.T) {
 	// A dangerous one waits in the session's queue; answering it from
 	// the session page returns there, and the run finishes.
 	c.follow(here+"/run", url.Values{"line": {"!rm -rf ./nothing-here"}})
-	var id string
-	eventually(t, "request in the queue", func() (bool, string) {
-		p, _ := f.broker.Pending(t.Context(), key)
-		if len(p) == 1 {
-			id = p[0].ID
-		}
-		return len(p) == 1, ""
-	})
+	id := f.onePending(t, "request in the queue", key)
 	if p := c.get(here); !strings.Contains(p.body, `id="req-`+id+`"`) || !strings.Contains(p.body, `name="back" value="`+here+`"`) {
 		t.Fatalf("session page does not show its queue: %s", p.body)
 	}
@@ -756,13 +749,7 @@ func TestSessionsComposer(t *testing.T) {
 
 	// A denied one says so.
 	c.follow(here+"/run", url.Values{"line": {"!rm -rf ./again"}})
-	eventually(t, "second request", func() (bool, string) {
-		p, _ := f.broker.Pending(t.Context(), key)
-		if len(p) == 1 {
-			id = p[0].ID
-		}
-		return len(p) == 1, ""
-	})
+	id = f.onePending(t, "second request", key)
 	c.answer(id, url.Values{"decision": {"deny"}, "reason": {"enough"}})
 	eventually(t, "denied run", func() (bool, string) {
 		b := c.get(here + "/runs").body
@@ -942,14 +929,7 @@ func TestCloseWithdrawsRuns(t *testing.T) {
 	c.login()
 	c.follow("/sessions", url.Values{"key": {"closing"}})
 	c.follow("/sessions/closing/run", url.Values{"line": {"!rm -rf ./nothing"}})
-	var id string
-	eventually(t, "pending", func() (bool, string) {
-		p, _ := f.broker.Pending(t.Context(), "closing")
-		if len(p) == 1 {
-			id = p[0].ID
-		}
-		return len(p) == 1, ""
-	})
+	id := f.onePending(t, "pending", "closing")
 	f.console.Close()
 	r, err := f.db.GetRequest(t.Context(), id)
 	must(t, err, "get request")

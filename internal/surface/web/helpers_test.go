@@ -22,6 +22,7 @@ import (
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/buftest"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/cron"
 	"github.com/wardenhq/warden/internal/hostsurface"
@@ -311,24 +312,6 @@ type shellResult struct {
 	stdout string
 }
 
-// lockedBuffer is an io.Writer safe for the terminal's two writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // shellAsync runs command as web session key in the background. It
 // returns the pending request once the broker holds it (or fails the
 // test), and the channel of the call's result.
@@ -337,7 +320,7 @@ func (f *fixture) shellAsync(ctx context.Context, key, command, dir string) (<-c
 	pending := make(chan store.Request, 1)
 	done := make(chan shellResult, 1)
 	go func() {
-		var out lockedBuffer
+		var out buftest.Buffer
 		o, code, err := f.runner.Shell(broker.WithNotify(ctx, func(r store.Request) {
 			select {
 			case pending <- r:
@@ -389,6 +372,21 @@ func eventually(t testing.TB, what string, cond func() (bool, string)) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("%s: not after 20s; last: %s", what, last)
+}
+
+// onePending waits until session has exactly one pending request and
+// returns its id.
+func (f *fixture) onePending(t testing.TB, what, session string) string {
+	t.Helper()
+	var id string
+	eventually(t, what, func() (bool, string) {
+		p, _ := f.broker.Pending(t.Context(), session)
+		if len(p) == 1 {
+			id = p[0].ID
+		}
+		return len(p) == 1, ""
+	})
+	return id
 }
 
 // must fails the test on err.

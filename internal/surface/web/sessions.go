@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -19,9 +18,6 @@ import (
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface"
 )
-
-// maxOutput bounds the output a run keeps, in bytes.
-const maxOutput = 64 << 10
 
 // Run states.
 const (
@@ -59,7 +55,7 @@ type run struct {
 	request string // the pending request it asked, if any
 	message string
 	exit    int
-	out     *output
+	out     *surface.Output
 	steps   []transcriptStep // an agent run's transcript
 	dropped int              // steps dropped from its start to keep maxSteps
 }
@@ -82,7 +78,7 @@ func (ru *run) addStep(e surface.Step) {
 	case surface.StepToolCall:
 		st.Args = form.Clean(e.Args, maxStepArgs, true)
 	case surface.StepToolResult:
-		st.Text = abbreviate(form.Clean(e.Text, 4*maxOutput, true), maxStepOut)
+		st.Text = abbreviate(form.Clean(e.Text, 4*surface.MaxOutput, true), maxStepOut)
 	case surface.StepPending:
 		ru.request = e.Request
 		st.Text = form.Clean(e.Text, maxStepText, true)
@@ -113,33 +109,11 @@ func abbreviate(s string, limit int) string {
 	return s[:head] + fmt.Sprintf("\n… %d bytes not shown …\n", tail-head) + s[tail:]
 }
 
-// output is a bounded, concurrency-safe buffer for a command's stdout and
-// stderr (the terminal writes both from its own goroutines).
-type output struct {
-	mu        sync.Mutex
-	b         []byte
-	truncated bool
-}
-
-// Write keeps the first maxOutput bytes.
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	room := maxOutput - len(o.b)
-	if len(p) > room {
-		o.b = append(o.b, p[:max(room, 0)]...)
-		o.truncated = true
-	} else {
-		o.b = append(o.b, p...)
-	}
-	return len(p), nil
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	s := strings.ToValidUTF8(string(o.b), "\uFFFD")
-	if o.truncated {
+// outputText is a run's output as its page shows it: valid UTF-8,
+// saying where it was cut.
+func outputText(o *surface.Output) string {
+	s := strings.ToValidUTF8(o.String(), "\uFFFD")
+	if o.Truncated() {
 		s += "\n… output truncated"
 	}
 	return s
@@ -429,7 +403,7 @@ func (c *Console) startRun(o owner.Owner, line string, toAgent bool) (*run, erro
 	}
 	c.active++
 	c.nextRun++
-	ru := &run{id: c.nextRun, session: key, command: line, agent: toAgent, started: c.o.Now(), state: runStarted, out: &output{}}
+	ru := &run{id: c.nextRun, session: key, command: line, agent: toAgent, started: c.o.Now(), state: runStarted, out: &surface.Output{}}
 	rs := append(c.runs[key], ru)
 	if len(rs) > maxRunsPerSession {
 		rs = rs[len(rs)-maxRunsPerSession:]
@@ -537,7 +511,7 @@ func (c *Console) runViews(key string) []runView {
 	c.mu.Unlock()
 	for i := range views {
 		ru := rs[len(rs)-1-i]
-		views[i].Output = ru.out.String()
+		views[i].Output = outputText(ru.out)
 		views[i].Key = fmt.Sprintf("run-%d-%s-%s-%d-%d", views[i].ID, views[i].State, views[i].Request, len(views[i].Output), len(views[i].Steps)+views[i].Dropped)
 	}
 	return views
