@@ -1,6 +1,10 @@
 package surface
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+	"unicode/utf8"
+)
 
 // MaxOutput is how much of a command's output a surface keeps.
 const MaxOutput = 64 << 10
@@ -41,4 +45,22 @@ func (o *Output) Truncated() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.truncated
+}
+
+// Abbreviate keeps the head and the tail of a long text (a command's
+// first lines and its exit status), keep bytes of each cut at rune
+// boundaries, saying how much was cut between them. A text no longer
+// than limit is kept whole.
+func Abbreviate(s string, limit, keep int) string {
+	if len(s) <= limit {
+		return s
+	}
+	head, tail := keep, len(s)-keep
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + fmt.Sprintf("\n… %d bytes not shown …\n", tail-head) + s[tail:]
 }

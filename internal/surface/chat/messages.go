@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
-
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
@@ -363,19 +361,9 @@ func (r whisperResponder) Invalid(ctx context.Context, _ map[string]string, retr
 	return r.Private(ctx, retry)
 }
 
-// clipText keeps the head and the tail of s within limit bytes.
+// clipText keeps the head and the tail of s within limit bytes (at
+// least 200), with room for the note of what was cut.
 func clipText(s string, limit int) string {
 	limit = max(limit, 200)
-	if len(s) <= limit {
-		return s
-	}
-	half := limit/2 - 40
-	head, tail := half, len(s)-half
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return s[:head] + fmt.Sprintf("\n… %d bytes not shown …\n", tail-head) + s[tail:]
+	return surface.Abbreviate(s, limit, limit/2-40)
 }

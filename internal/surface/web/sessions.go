@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/form"
@@ -92,22 +91,9 @@ func (ru *run) addStep(e surface.Step) {
 	ru.steps = append(ru.steps, st)
 }
 
-// abbreviate keeps the head and the tail of a long text (a command's
-// first lines and its exit status), saying how much was cut.
-func abbreviate(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	half := limit / 2
-	head, tail := half, len(s)-half
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return s[:head] + fmt.Sprintf("\n… %d bytes not shown …\n", tail-head) + s[tail:]
-}
+// abbreviate keeps the head and the tail of a long text, half of limit
+// each.
+func abbreviate(s string, limit int) string { return surface.Abbreviate(s, limit, limit/2) }
 
 // outputText is a run's output as its page shows it: valid UTF-8,
 // saying where it was cut.
