@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface"
+	"strings"
+	"sync"
 )
 
 // Bounds on what is posted back.
