@@ -249,6 +249,11 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if err := checkAddr(cfg.Addr, cfg.AllowRemote); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
+	// The host holds the model's key and answers approvals: no process
+	// of its user may trace it or read its environment and memory.
+	if err := sandbox.HideSelf(); err != nil {
+		cfg.Logger.Warn("could not make the host non-dumpable: processes of its user can read its memory", "err", err)
+	}
 	state, err := filepath.Abs(cfg.StateDir)
 	if err != nil {
 		return nil, fmt.Errorf("start host: state directory: %w", err)
@@ -418,8 +423,11 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Board:      h.db, Boards: h.boards, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
-		Ended: h.dropShell, Agent: h.agents.workerAgent(),
-		Holder: h.id, Lease: h.claimLease(), Alive: alive,
+		Ended: h.dropShell, Model: h.agents.workerModel(), MaxTurns: startCfg.LLM.MaxTurns,
+		// The model is the host's: its key never reaches a worker, even
+		// when tools.env_passthrough names it.
+		Withhold: nonEmpty(startCfg.LLM.APIKeyEnv),
+		Holder:   h.id, Lease: h.claimLease(), Alive: alive,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}

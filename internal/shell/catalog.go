@@ -100,6 +100,7 @@ var (
 	clsGitHistoryDelete = def("git", "git.history_delete", TierDangerous, "deletes stashes, tags, refs or reflog entries (stash drop/clear, tag -d, update-ref -d, reflog expire, gc --prune=now)")
 	clsGitRewrite       = def("git", "git.history_rewrite", TierDangerous, "git history rewrite (filter-branch, filter-repo)")
 	clsGitRemoteDelete  = def("git", "git.remote_delete", TierDangerous, "delete a remote branch or mirror-push")
+	clsGitRemoteURL     = def("git", "git.remote_url", TierDangerous, "pushes to, or points a remote at, a URL the line names: the repository can leave for anywhere")
 	clsGitConfigProgram = def("git", "git.config_program", TierDangerous, "git configuration that makes git run a program (hooks, aliases with !, core.* commands)")
 	clsContainerLife    = def("containers", "container.lifecycle", TierDangerous, "stop, kill or remove containers, images or volumes")
 	clsContainerDaemon  = def("containers", "container.daemon_redirect", TierDangerous, "point docker or podman at another daemon")
