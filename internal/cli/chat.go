@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
@@ -20,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/internal/host"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
 // chatOptions are the flags of warden chat.
@@ -205,26 +204,23 @@ func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
 	key := "chat-" + strings.ToLower(ulid.Make().String())
 	defer func() {
 		end := context.WithoutCancel(ctx)
-		_ = local.Broker.EndSession(end, key, "chat ended")
-		_ = local.Store.EndSession(end, key, time.Now())
-		_ = local.Shell.Reset(key) // the session is over: drop its shell state
+		local.EndSession(end, key, "chat ended") // the session is over: drop its shell state
 		_ = local.Close(end, "chat ended")
 	}()
-	c := &chat{key: key, local: local, env: env, in: newInput(env.stdin)}
+	// The terminal is a surface: it talks to the host through
+	// surface.Host, implemented here in process (chat runs without
+	// warden serve, on the host's state directory).
+	c := &chat{key: key, local: local, host: local.Surface(env.dir), env: env, in: newInput(env.stdin)}
 	o, err := chatOwner(key, env.term != nil, c)
 	if err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
 	c.owner = o
-	ownerJSON, err := json.Marshal(o)
-	if err != nil {
-		return fmt.Errorf("chat: %w", err)
-	}
-	if err := local.Store.UpsertSession(ctx, store.SessionRow{Key: key, Owner: ownerJSON, OwnerText: o.String(), Created: time.Now()}); err != nil {
+	if _, err := c.host.Session(ctx, o); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
 	if opts.yolo {
-		if err := local.Store.SetYolo(ctx, key, true); err != nil {
+		if err := c.host.SetYolo(ctx, key, true, c.identity()); err != nil {
 			return fmt.Errorf("chat: %w", err)
 		}
 	}
@@ -254,9 +250,12 @@ type chat struct {
 	midLine bool
 	key     string
 	owner   owner.Owner
-	local   *host.Local
-	env     chatEnv
-	in      *input
+	// local is the in-process host (its status for the intro); host is
+	// its surface interface, through which chat does everything else.
+	local *host.Local
+	host  surface.Host
+	env   chatEnv
+	in    *input
 }
 
 func (c *chat) intro(state, cfgStatus string, yolo bool) {
@@ -286,7 +285,7 @@ func (c *chat) intro(state, cfgStatus string, yolo bool) {
 			fmt.Fprintf(w, "  sandbox: %s\n", st.Mode)
 		}
 	}
-	if c.local.Agent.Configured() {
+	if c.host.Agent() {
 		fmt.Fprintf(w, "  agent:  %s\n", c.local.AgentStatus)
 		fmt.Fprintln(w, "Type a message for the agent, or !COMMAND to run a shell command. End of input (Ctrl-D) leaves.")
 	} else {
@@ -331,17 +330,21 @@ func (c *chat) shell(ctx context.Context, command string) error {
 		return nil
 	}
 	// A question is asked at the terminal by its answer channel.
-	out, code, err := c.local.Runner.Shell(ctx, command, c.env.dir, c.env.stdout, c.env.stderr)
+	out, _ := c.host.Shell(ctx, c.owner, command, c.env.stdout, c.env.stderr)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	switch {
-	case !out.Allowed:
+	case !out.Ran:
 		fmt.Fprintf(c.env.stderr, "warden: %s\n", sanitize(out.Message))
-	case err != nil:
-		fmt.Fprintf(c.env.stderr, "warden: %v\n", err)
-	case code != 0:
-		fmt.Fprintf(c.env.stderr, "[exit %d]\n", code)
+	case out.Exit != 0:
+		fmt.Fprintf(c.env.stderr, "[exit %d]\n", out.Exit)
 	}
 	return nil
+}
+
+// identity is who answers at this terminal, as far as it is proven
+// (currentUser), recorded as it is.
+func (c *chat) identity() surface.Identity {
+	return surface.Identity{Surface: terminalChannel{}.Surface(), User: c.env.user, Credential: c.env.user}
 }

@@ -8,12 +8,11 @@ import (
 	"io"
 	"strings"
 
-	"github.com/wardenhq/warden/internal/agent"
-	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
 // errNoModel is -q without a model configured.
@@ -23,11 +22,11 @@ var errNoModel = errors.New("no model configured: set llm.base_url and llm.model
 // does: its words on stdout, its tool calls and what became of them on
 // stderr. A dangerous call stops at the usual prompt.
 func (c *chat) ask(ctx context.Context, message string) error {
-	if !c.local.Agent.Configured() {
+	if !c.host.Agent() {
 		fmt.Fprintf(c.env.stderr, "warden: %s; !COMMAND still works\n", errNoModel)
 		return nil
 	}
-	_, err := c.local.Agent.Run(ctx, agent.Run{Conversation: c.key, Dir: c.env.dir, Stream: true, Emit: func(e agent.Event) { c.show(ctx, e) }}, message)
+	_, err := c.host.Converse(ctx, c.owner, c.key, message, func(e surface.Step) { c.show(ctx, e) })
 	c.endLine()
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -40,10 +39,10 @@ func (c *chat) ask(ctx context.Context, message string) error {
 
 // query is chat -q: one message, no answer channel, then exit.
 func (c *chat) query(ctx context.Context, message string) error {
-	if !c.local.Agent.Configured() {
+	if !c.host.Agent() {
 		return errNoModel
 	}
-	res, err := c.local.Agent.Run(ctx, agent.Run{Conversation: c.key, Dir: c.env.dir, Stream: true, Emit: func(e agent.Event) { c.show(ctx, e) }}, message)
+	res, err := c.host.Converse(ctx, c.owner, c.key, message, func(e surface.Step) { c.show(ctx, e) })
 	c.endLine()
 	if err != nil {
 		if errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRefused) {
@@ -52,33 +51,33 @@ func (c *chat) query(ctx context.Context, message string) error {
 		return err
 	}
 	if res.Capped {
-		fmt.Fprintf(c.env.stderr, "warden: %s\n", res.Reply)
+		fmt.Fprintf(c.env.stderr, "warden: %s\n", res.Text)
 	}
 	return nil
 }
 
 // show prints one event of the agent's run. The agent's words stream
 // to stdout as they come; anything else starts on a line of its own.
-func (c *chat) show(ctx context.Context, e agent.Event) {
+func (c *chat) show(ctx context.Context, e surface.Step) {
 	out, errw := c.env.stdout, c.env.stderr
-	if e.Kind == agent.Text && e.Delta {
+	if e.Kind == surface.StepText && e.Delta {
 		fmt.Fprint(out, sanitizeLines(e.Text))
 		c.midLine = !strings.HasSuffix(e.Text, "\n")
 		return
 	}
 	c.endLine()
 	switch e.Kind {
-	case agent.Text:
+	case surface.StepText:
 		fmt.Fprintln(out, sanitizeLines(e.Text))
-	case agent.ToolCall:
+	case surface.StepToolCall:
 		fmt.Fprintf(errw, "→ %s %s\n", e.Tool, clipLine(e.Args, 200))
-	case agent.Pending:
+	case surface.StepPending:
 		// The terminal asks through its answer channel (broker.Prompter).
-	case agent.Blocked:
+	case surface.StepBlocked:
 		fmt.Fprintf(errw, "warden: blocked: %s\n", sanitize(e.Text))
-	case agent.ToolResult:
+	case surface.StepToolResult:
 		fmt.Fprintf(errw, "  %s\n", strings.ReplaceAll(clipLines(e.Text, 12), "\n", "\n  "))
-	case agent.Notice:
+	case surface.StepNotice:
 		fmt.Fprintf(errw, "warden: %s\n", sanitize(e.Text))
 	}
 }
@@ -151,7 +150,7 @@ func (c *chat) elicitPrompt(ctx context.Context, r store.Request) {
 	if el.URL != "" {
 		say("  open: %s\n", sanitize(el.URL))
 	}
-	cancelled := func() { c.resolveElicit(ctx, r, broker.Answer{Reason: "no answer"}, w, nl) }
+	cancelled := func() { c.resolveElicit(ctx, r, surface.Answer{Reason: "no answer"}, w, nl) }
 	for _, f := range fields {
 		v, ok, err := c.askField(ctx, f, say, raw)
 		if err != nil {
@@ -176,11 +175,11 @@ func (c *chat) elicitPrompt(ctx context.Context, r store.Request) {
 			}
 			say("→ accepted\n")
 			b, _ := json.Marshal(content)
-			c.resolveElicit(ctx, r, broker.Answer{Approve: true, Content: b}, w, nl)
+			c.resolveElicit(ctx, r, surface.Answer{Approve: true, Content: b}, w, nl)
 			return
 		}
 		say("→ declined\n")
-		c.resolveElicit(ctx, r, broker.Answer{}, w, nl)
+		c.resolveElicit(ctx, r, surface.Answer{}, w, nl)
 		return
 	}
 }
@@ -282,18 +281,17 @@ func optional(f form.Field) string {
 	return " (Enter: leave out)"
 }
 
-func (c *chat) resolveElicit(ctx context.Context, r store.Request, a broker.Answer, w io.Writer, nl string) {
-	a.By, a.Surface = c.env.user, terminalChannel{}.Surface()
+func (c *chat) resolveElicit(ctx context.Context, r store.Request, a surface.Answer, w io.Writer, nl string) {
+	a.By = c.identity()
 	if !a.Approve && a.Reason != "" {
 		// Nobody answered: let the deadline or the withdrawal cancel it.
 		fmt.Fprint(w, nl+"  no answer: the server is told the question was cancelled"+nl)
 		return
 	}
-	ended, err := c.local.Broker.Resolve(context.WithoutCancel(ctx), r.ID, a)
+	ended, err := c.host.Answer(ctx, r.ID, a)
 	switch {
-	case errors.Is(err, broker.ErrNotPending):
+	case errors.Is(err, surface.ErrNotPending):
 		fmt.Fprint(w, "  "+localapi.LateMessage(ended)+nl)
-		c.local.Broker.Wake(context.WithoutCancel(ctx), r.ID)
 	case err != nil:
 		fmt.Fprintf(w, "  could not record the answer: %v%s", err, nl)
 	}

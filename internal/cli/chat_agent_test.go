@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/wardenhq/warden/internal/buftest"
 	"github.com/wardenhq/warden/internal/llm/llmtest"
 	"github.com/wardenhq/warden/internal/mcpclient/mcptest"
 )
@@ -32,26 +32,8 @@ func chatModel(r llmtest.Request) llmtest.Reply {
 	return llmtest.Text("you said: " + last.Content)
 }
 
-// lockedBuffer is a buffer the agent's and the prompt's writes may share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type chatRun struct {
-	stdout, stderr, tty lockedBuffer
+	stdout, stderr, tty buftest.Buffer
 	err                 error
 	dir                 string
 	model               *llmtest.Server

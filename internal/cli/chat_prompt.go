@@ -11,10 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
 // input is chat's stdin. One goroutine reads it in chunks, so the line
@@ -315,7 +315,7 @@ func (c *chat) prompt(ctx context.Context, r store.Request) {
 				continue
 			}
 		}
-		a := broker.Answer{By: c.env.user, Surface: terminalChannel{}.Surface()}
+		a := surface.Answer{By: c.identity()}
 		var said string
 		switch choice {
 		case choiceOnce:
@@ -358,11 +358,10 @@ func (c *chat) prompt(ctx context.Context, r store.Request) {
 			fmt.Fprint(w, nl)
 		}
 		fmt.Fprint(w, "→ "+said+nl)
-		ended, err := c.local.Broker.Resolve(context.WithoutCancel(ctx), r.ID, a)
+		ended, err := c.host.Answer(ctx, r.ID, a)
 		switch {
-		case errors.Is(err, broker.ErrNotPending):
+		case errors.Is(err, surface.ErrNotPending):
 			fmt.Fprint(w, localapi.LateMessage(ended)+nl)
-			c.local.Broker.Wake(context.WithoutCancel(ctx), r.ID)
 		case err != nil:
 			fmt.Fprintf(w, "could not record the answer: %v%s", err, nl)
 			// The waiter expires at the deadline; nothing runs meanwhile.
@@ -372,11 +371,11 @@ func (c *chat) prompt(ctx context.Context, r store.Request) {
 }
 
 // answeredElsewhere reports whether the request ended on another surface
-// (warden approvals answers the shared store); it then wakes the waiter,
-// which this process's broker would otherwise only hear of at the
-// deadline.
+// (warden approvals answers the shared store); reading it ended wakes
+// the waiter (surface.Host.Request), which this process's broker would
+// otherwise only hear of at the deadline.
 func (c *chat) answeredElsewhere(ctx context.Context, id string, w io.Writer, nl string) bool {
-	cur, err := c.local.Store.GetRequest(ctx, id)
+	cur, err := c.host.Request(ctx, id)
 	if err != nil || cur.State == store.Pending {
 		return false
 	}
@@ -388,7 +387,6 @@ func (c *chat) answeredElsewhere(ctx context.Context, id string, w io.Writer, nl
 		how += " on " + cur.Surface
 	}
 	fmt.Fprint(w, nl+"answered elsewhere: "+sanitize(how)+nl)
-	c.local.Broker.Wake(context.WithoutCancel(ctx), id)
 	return true
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -166,17 +165,9 @@ func runCronAdd(ctx context.Context, opts cronOptions, args []string, dash int, 
 	if err != nil {
 		return err
 	}
-	c, err := hostClient(opts.state)
+	j, err := callHost(ctx, opts.state, func(c *localapi.Client) (store.CronJob, error) { return c.AddCronJob(ctx, req) })
 	if err != nil {
-		return err
-	}
-	defer c.Close()
-	j, err := c.AddCronJob(ctx, req)
-	if apiErr, ok := errors.AsType[*localapi.APIError](err); ok && apiErr.Status == http.StatusBadRequest {
-		return usageError{err}
-	}
-	if err != nil {
-		return hostError(err)
+		return badRequest(err)
 	}
 	if opts.json {
 		return writeJSON(stdout, j, true)
@@ -297,22 +288,18 @@ run as JSON: {"run_id", "job", "trigger", "started_at", "finished_at",
 }
 
 func runCronRun(ctx context.Context, opts cronOptions, name string, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	run, err := c.RunCronJob(ctx, name)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.wait && run.Status == store.RunRunning {
+	run, err := callHost(ctx, opts.state, func(c *localapi.Client) (store.CronRun, error) {
+		run, err := c.RunCronJob(ctx, name)
+		if err != nil || !opts.wait || run.Status != store.RunRunning {
+			return run, err
+		}
 		if !opts.json {
 			fmt.Fprintf(stdout, "started cron run %s of %s; waiting for it to end\n", run.ID, run.Job)
 		}
-		if run, err = c.CronRun(ctx, run.ID, true); err != nil {
-			return hostError(err)
-		}
+		return c.CronRun(ctx, run.ID, true)
+	})
+	if err != nil {
+		return err
 	}
 	if opts.json {
 		err = writeJSON(stdout, run, true)
@@ -364,14 +351,9 @@ func runCronHistory(ctx context.Context, opts cronOptions, name string, stdout i
 	if opts.limit < 0 {
 		return usageError{fmt.Errorf("--limit must be 0 or more, not %d", opts.limit)}
 	}
-	c, err := hostClient(opts.state)
+	runs, err := callHost(ctx, opts.state, func(c *localapi.Client) ([]store.CronRun, error) { return c.CronHistory(ctx, name, opts.limit) })
 	if err != nil {
 		return err
-	}
-	defer c.Close()
-	runs, err := c.CronHistory(ctx, name, opts.limit)
-	if err != nil {
-		return hostError(err)
 	}
 	if opts.json {
 		return writeJSON(stdout, runs, true)

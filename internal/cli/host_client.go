@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -26,6 +28,31 @@ const hostExitHelp = `Exit status:
 func hostError(err error) error {
 	if nr, ok := errors.AsType[*localapi.NotRunningError](err); ok {
 		return nr
+	}
+	return err
+}
+
+// callHost opens a client to the host of state, calls f with it and
+// closes it; a failure is what hostError makes of it.
+func callHost[T any](ctx context.Context, state string, f func(*localapi.Client) (T, error)) (T, error) {
+	var zero T
+	c, err := hostClient(state)
+	if err != nil {
+		return zero, err
+	}
+	defer c.Close()
+	v, err := f(c)
+	if err != nil {
+		return zero, hostError(err)
+	}
+	return v, nil
+}
+
+// badRequest makes the host's refusal of a malformed request (400) a
+// usage error; any other error stays as it is.
+func badRequest(err error) error {
+	if apiErr, ok := errors.AsType[*localapi.APIError](err); ok && apiErr.Status == http.StatusBadRequest {
+		return usageError{err}
 	}
 	return err
 }

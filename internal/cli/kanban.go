@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -139,17 +138,9 @@ func runKanbanAdd(ctx context.Context, opts kanbanOptions, args []string, dash i
 	if err != nil {
 		return err
 	}
-	c, err := hostClient(opts.state)
+	t, err := callHost(ctx, opts.state, func(c *localapi.Client) (store.Task, error) { return c.AddKanbanTask(ctx, req) })
 	if err != nil {
-		return err
-	}
-	defer c.Close()
-	t, err := c.AddKanbanTask(ctx, req)
-	if apiErr, ok := errors.AsType[*localapi.APIError](err); ok && apiErr.Status == http.StatusBadRequest {
-		return usageError{err}
-	}
-	if err != nil {
-		return hostError(err)
+		return badRequest(err)
 	}
 	if opts.json {
 		return writeJSON(stdout, t, true)
@@ -221,14 +212,9 @@ and its comments (oldest first).
 }
 
 func runKanbanShow(ctx context.Context, opts kanbanOptions, id string, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
+	card, err := callHost(ctx, opts.state, func(c *localapi.Client) (board.Card, error) { return c.KanbanTask(ctx, id) })
 	if err != nil {
 		return err
-	}
-	defer c.Close()
-	card, err := c.KanbanTask(ctx, id)
-	if err != nil {
-		return hostError(err)
 	}
 	if opts.json {
 		return writeJSON(stdout, card, true)
@@ -294,14 +280,9 @@ func runKanbanComment(ctx context.Context, opts kanbanOptions, id, text string, 
 	if strings.TrimSpace(text) == "" {
 		return usageError{errors.New("empty comment")}
 	}
-	c, err := hostClient(opts.state)
+	cm, err := callHost(ctx, opts.state, func(c *localapi.Client) (store.TaskComment, error) { return c.CommentKanbanTask(ctx, id, text) })
 	if err != nil {
 		return err
-	}
-	defer c.Close()
-	cm, err := c.CommentKanbanTask(ctx, id, text)
-	if err != nil {
-		return hostError(err)
 	}
 	if opts.json {
 		return writeJSON(stdout, cm, true)
@@ -337,14 +318,9 @@ func newKanbanMoveCmd(v board.Verb) *cobra.Command {
 }
 
 func runKanbanMove(ctx context.Context, opts kanbanOptions, v board.Verb, id string, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
+	t, err := callHost(ctx, opts.state, func(c *localapi.Client) (store.Task, error) { return c.MoveKanbanTask(ctx, id, v, opts.reason) })
 	if err != nil {
 		return err
-	}
-	defer c.Close()
-	t, err := c.MoveKanbanTask(ctx, id, v, opts.reason)
-	if err != nil {
-		return hostError(err)
 	}
 	if opts.json {
 		return writeJSON(stdout, t, true)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -15,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/wardenhq/warden/internal/buftest"
 	"github.com/wardenhq/warden/internal/policy"
 )
 
@@ -49,24 +49,6 @@ func (r *recorder) lastErr() error {
 	return r.errs[len(r.errs)-1]
 }
 
-// syncBuffer is a log sink safe for the handler's goroutine and ours.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -79,7 +61,7 @@ func TestWatcher(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "warden.yaml")
 		writeFile(t, path, "approvals: {mode: manual}\n")
 		var rec recorder
-		var logs syncBuffer
+		var logs buftest.Buffer
 		w, _, err := NewWatcher(WatchOptions{
 			Path:     path,
 			Interval: 100 * time.Millisecond,
@@ -248,7 +230,7 @@ func TestWatcherRefusesEmptyFile(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "warden.yaml")
 			writeFile(t, path, "approvals:\n  deny: ['rm -rf *']\n")
 			var rec recorder
-			var logs syncBuffer
+			var logs buftest.Buffer
 			w, _, err := NewWatcher(WatchOptions{Path: path, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnReload: rec.onReload, OnError: rec.onError})
 			if err != nil {
 				t.Fatal(err)

@@ -145,6 +145,26 @@ func chatModel(r llmtest.Request) llmtest.Reply {
 	return storyModel(r)
 }
 
+// telegramConfig is a host config whose Telegram surface talks to a
+// fake Telegram with bot token; user 42 approves; questions wait timeout
+// seconds.
+func telegramConfig(t *testing.T, token string, timeout int) (*telegramtest.Server, Config) {
+	t.Helper()
+	tg := telegramtest.New(t, token)
+	cfg := newConfig(t)
+	cfg.Environ = append(cfg.Environ, "TG_TOKEN="+token)
+	writeConfig(t, cfg, fmt.Sprintf(`approvals:
+  timeout: %d
+chat:
+  telegram:
+    enabled: true
+    token_env: TG_TOKEN
+    api_url: %s
+    approvers: {users: [42]}
+`, timeout, tg.Endpoint()))
+	return tg, cfg
+}
+
 func writeConfig(t *testing.T, cfg Config, yaml string) {
 	t.Helper()
 	if err := os.WriteFile(cfg.ConfigPath, []byte(yaml), 0o600); err != nil {
@@ -240,19 +260,7 @@ chat:
 // message says so, and a press on its old button does nothing and says
 // so.
 func TestTelegramStaleAndRefusedOnAHost(t *testing.T) {
-	const token = "42:host-telegram"
-	tg := telegramtest.New(t, token)
-	cfg := newConfig(t)
-	cfg.Environ = append(cfg.Environ, "TG_TOKEN="+token)
-	writeConfig(t, cfg, fmt.Sprintf(`approvals:
-  timeout: 2
-chat:
-  telegram:
-    enabled: true
-    token_env: TG_TOKEN
-    api_url: %s
-    approvers: {users: [42]}
-`, tg.Endpoint()))
+	tg, cfg := telegramConfig(t, "42:host-telegram", 2)
 	th := startHost(t, cfg)
 	alice := telegramtest.User{ID: 42, First: "Alice", UserName: "alice"}
 	mallory := telegramtest.User{ID: 66, First: "Mallory", UserName: "mallory"}
@@ -309,19 +317,7 @@ func (chatChannel) Surface() string { return "telegram" }
 // a press after the restart answers it. The host's own request pending
 // at shutdown has its message edited to say it was withdrawn.
 func TestChatRestartRepostsOnce(t *testing.T) {
-	const token = "43:restart"
-	tg := telegramtest.New(t, token)
-	cfg := newConfig(t)
-	cfg.Environ = append(cfg.Environ, "TG_TOKEN="+token)
-	writeConfig(t, cfg, fmt.Sprintf(`approvals:
-  timeout: 600
-chat:
-  telegram:
-    enabled: true
-    token_env: TG_TOKEN
-    api_url: %s
-    approvers: {users: [42]}
-`, tg.Endpoint()))
+	tg, cfg := telegramConfig(t, "43:restart", 600)
 	alice := telegramtest.User{ID: 42, First: "Alice", UserName: "alice"}
 	th := startHost(t, cfg)
 	tg.Wait("polling", chatWait, func(s *telegramtest.Server) bool { return s.Calls("getUpdates") > 0 })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/anchor"
+	"github.com/wardenhq/warden/internal/buftest"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/store"
@@ -41,7 +42,7 @@ func execOutcome(t *testing.T, th *testHost, session, command, dir string) local
 // deny rule is logged at WARN with what it removed.
 func TestEmptyConfigReload(t *testing.T) {
 	cfg := newConfig(t)
-	logs := &syncBuffer{}
+	logs := &buftest.Buffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	write := func(s string) {
 		t.Helper()

@@ -50,6 +50,7 @@ import (
 	"github.com/wardenhq/warden/internal/dispatch"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/hostsurface"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/ops"
 	"github.com/wardenhq/warden/internal/owner"
@@ -216,7 +217,7 @@ type host struct {
 	creds *credential.Service
 	// surface is what every surface may do (internal/surface); chats are
 	// the chat surfaces and notifiers built on it.
-	surface *Surface
+	surface *hostsurface.Surface
 	chats   *chats
 	// oldToken is set when this start removed a token file left by an
 	// older warden.
@@ -430,22 +431,23 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
+	if h.webLn, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("start host: web console: %w", err)
+	}
+	undo = append(undo, func() { h.webLn.Close() })
+	consoleURL := "http://" + h.webLn.Addr().String() + "/"
+	h.webLn = connlimit.New(h.webLn, connlimit.Options{Limits: cfg.Limits, Key: connlimit.RemoteIP, Refuse: connlimit.RefuseHTTP, Logger: cfg.Logger})
+	h.surface = hostsurface.New(hostsurface.Parts{Broker: h.broker, Requests: h.st, Sessions: h.st, Runner: h.runner, Agent: h.agents.agent,
+		Dir: h.consoleDir, Console: consoleURL, Logger: cfg.Logger})
 	if h.console, err = web.New(web.Options{
-		Broker: h.broker, Store: h.st, Runner: h.runner, Credentials: h.creds, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
-		Dir:  h.consoleDir,
-		Cron: h.cron, CronStore: h.db, Board: h.db, Boards: h.boards, Agent: h.agents.agent,
+		Host: h.surface, Store: h.st, Credentials: h.creds, Hosts: cfg.ConsoleHosts, Logger: cfg.Logger,
+		Cron: hostsurface.NewCron(h.cron, h.db), Board: hostsurface.NewBoard(h.boards),
 		ShellReset: func(_ context.Context, key string) error { return h.shell.Reset(key) },
 		Alerts:     h.alerts,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	undo = append(undo, func() { h.console.Close() })
-
-	if h.webLn, err = net.Listen("tcp", cfg.Addr); err != nil {
-		return nil, fmt.Errorf("start host: web console: %w", err)
-	}
-	consoleURL := "http://" + h.webLn.Addr().String() + "/"
-	h.webLn = connlimit.New(h.webLn, connlimit.Options{Limits: cfg.Limits, Key: connlimit.RemoteIP, Refuse: connlimit.RefuseHTTP, Logger: cfg.Logger})
 	h.api = localapi.New(localapi.Options{
 		Broker: h.broker, Store: h.st, Runner: h.runner, Channel: h.console,
 		Cron: h.cron, CronStore: h.db,
@@ -459,8 +461,6 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Logger: cfg.Logger, Limits: cfg.Limits,
 	})
 	h.sockLn = h.api.Limit(h.sockLn)
-	h.surface = NewSurface(SurfaceParts{Broker: h.broker, Requests: h.st, Sessions: h.st, Runner: h.runner, Agent: h.agents.agent,
-		Console: consoleURL, Logger: cfg.Logger})
 	if h.chats, err = newChats(chatDeps{cfg: startCfg.Chat, environ: cfg.Environ, passthrough: startCfg.Tools.EnvPassthrough,
 		home: cfg.Paths.Home, host: h.surface, posts: h.db, logger: cfg.Logger}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/wardenhq/warden/internal/buftest"
 	"github.com/wardenhq/warden/internal/dispatch"
 	"github.com/wardenhq/warden/internal/localapi"
 	"github.com/wardenhq/warden/internal/mcpclient/mcptest"
@@ -50,30 +50,11 @@ type testHost struct {
 	*host
 	cfg    Config
 	client *localapi.Client
-	out    *syncBuffer
+	out    *buftest.Buffer
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
 	err    error
-}
-
-// syncBuffer is a bytes.Buffer safe for the host's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // newConfig returns a host config on a fresh state directory, logging to
@@ -94,7 +75,7 @@ func newConfig(t testing.TB) Config {
 // startHost starts a host and stops it when the test ends.
 func startHost(t testing.TB, cfg Config) *testHost {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &buftest.Buffer{}
 	cfg.Stdout = out
 	ctx, cancel := context.WithCancel(t.Context())
 	h, err := start(ctx, cfg)

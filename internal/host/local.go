@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/config"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/hostsurface"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/shellstate"
@@ -129,6 +131,26 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 	l.agents.bind(l.Runner)
 	l.Agent, l.AgentStatus = l.agents.agent, l.agents.describe
 	return l, nil
+}
+
+// Surface is this process's side of internal/surface for one terminal
+// session whose commands run in dir: the implementation warden serve
+// gives its surfaces, built in process on this gate, broker, runner and
+// agent, with the agent's words streamed as they come. It logs nothing:
+// the terminal shows what matters itself (its intro says yolo is on).
+func (l *Local) Surface(dir string) *hostsurface.Surface {
+	return hostsurface.New(hostsurface.Parts{Broker: l.Broker, Requests: l.Store, Sessions: l.Store, Runner: l.Runner,
+		Agent: l.Agent, Dir: dir, Stream: true})
+}
+
+// EndSession ends a terminal session: its pending requests are
+// withdrawn with cause, its row marked ended, its shell state dropped.
+func (l *Local) EndSession(ctx context.Context, key, cause string) {
+	_ = l.Broker.EndSession(ctx, key, cause)
+	_ = l.Store.EndSession(ctx, key, time.Now())
+	if l.Shell != nil {
+		_ = l.Shell.Reset(key)
+	}
 }
 
 // Close withdraws this process's pending requests with cause and closes

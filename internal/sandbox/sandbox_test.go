@@ -546,7 +546,12 @@ func TestFenceKillsWhatADeadSpawnerLeft(t *testing.T) {
 			if left := hostProcs("sleep " + marker); len(left) > 0 {
 				t.Fatalf("Fence returned with leftovers alive: %v", left)
 			}
-			if _, ok := rec.recs["live"]; !ok {
+			// Under the lock: the first command's Wait forgets its own
+			// record meanwhile.
+			rec.mu.Lock()
+			_, kept := rec.recs["live"]
+			rec.mu.Unlock()
+			if !kept {
 				t.Error("a live spawner's record was fenced")
 			}
 			<-errc

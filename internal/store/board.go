@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -336,4 +338,38 @@ type BoardStore interface {
 	// was found, so a token presented for another task is burnt. Every
 	// refusal is ErrTokenRefused.
 	ConsumeToken(ctx context.Context, hash, task string, at time.Time) (WorkerToken, error)
+}
+
+// CheckNewTask checks a task about to be added (an id, a title, a
+// valid workspace, script lines that say something, a script or a
+// prompt but not both, not a parent of itself) and returns it with an
+// empty script rather than none, and its parents sorted without
+// repeats: what both stores insert.
+func CheckNewTask(t Task) (Task, []string, error) {
+	switch {
+	case t.ID == "":
+		return Task{}, nil, errors.New("empty id")
+	case strings.TrimSpace(t.Title) == "":
+		return Task{}, nil, errors.New("empty title")
+	case !ValidWorkspace(t.Workspace):
+		return Task{}, nil, fmt.Errorf("workspace %q: want %q or %q followed by an absolute clean path", t.Workspace, WorkspaceScratch, WorkspaceDirPrefix)
+	}
+	for i, l := range t.Script {
+		if strings.TrimSpace(l) == "" {
+			return Task{}, nil, fmt.Errorf("script line %d is empty", i+1)
+		}
+	}
+	if t.Prompt != "" && len(t.Script) > 0 {
+		return Task{}, nil, errors.New("a task has a script or a prompt, not both")
+	}
+	if t.Script == nil {
+		t.Script = []string{}
+	}
+	parents := slices.Clone(t.Parents)
+	slices.Sort(parents)
+	parents = slices.Compact(parents)
+	if slices.Contains(parents, t.ID) {
+		return Task{}, nil, errors.New("a task cannot wait for itself")
+	}
+	return t, parents, nil
 }

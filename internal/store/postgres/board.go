@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,30 +69,9 @@ func (db *DB) AddTask(ctx context.Context, t store.Task) (store.Task, error) {
 }
 
 func (db *DB) addTask(ctx context.Context, t store.Task) (store.Task, error) {
-	switch {
-	case t.ID == "":
-		return store.Task{}, errors.New("empty id")
-	case strings.TrimSpace(t.Title) == "":
-		return store.Task{}, errors.New("empty title")
-	case !store.ValidWorkspace(t.Workspace):
-		return store.Task{}, fmt.Errorf("workspace %q: want %q or %q followed by an absolute clean path", t.Workspace, store.WorkspaceScratch, store.WorkspaceDirPrefix)
-	}
-	for i, l := range t.Script {
-		if strings.TrimSpace(l) == "" {
-			return store.Task{}, fmt.Errorf("script line %d is empty", i+1)
-		}
-	}
-	if t.Prompt != "" && len(t.Script) > 0 {
-		return store.Task{}, errors.New("a task has a script or a prompt, not both")
-	}
-	if t.Script == nil {
-		t.Script = []string{}
-	}
-	parents := slices.Clone(t.Parents)
-	slices.Sort(parents)
-	parents = slices.Compact(parents)
-	if slices.Contains(parents, t.ID) {
-		return store.Task{}, errors.New("a task cannot wait for itself")
+	t, parents, err := store.CheckNewTask(t)
+	if err != nil {
+		return store.Task{}, err
 	}
 	created, err := codec.Time(now(t.Created))
 	if err != nil {

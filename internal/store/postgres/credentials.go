@@ -44,22 +44,9 @@ func (db *DB) AddCredential(ctx context.Context, c store.Credential) error {
 }
 
 func (db *DB) addCredential(ctx context.Context, c store.Credential) error {
-	switch {
-	case c.ID == "":
-		return errors.New("empty id")
-	case len(c.Hash) != 64:
-		return errors.New("want a hex SHA-256 hash")
-	case c.Expires.IsZero():
-		return errors.New("no expiry")
-	}
-	switch c.Kind {
-	case store.LoginLink, store.ConsoleSession, store.APIToken:
-	default:
-		return fmt.Errorf("unknown credential kind %q", c.Kind)
-	}
-	scopes := c.Scopes
-	if scopes == nil {
-		scopes = []string{}
+	scopes, err := store.CheckCredential(c)
+	if err != nil {
+		return err
 	}
 	sc, err := codec.JSON("scopes", scopes)
 	if err != nil {

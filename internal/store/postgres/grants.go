@@ -41,17 +41,8 @@ func (db *DB) AddGrant(ctx context.Context, g grant.Grant) error {
 }
 
 func (db *DB) addGrant(ctx context.Context, g grant.Grant) error {
-	switch {
-	case g.ID == "":
-		return errors.New("empty id")
-	case g.Scope != grant.Session && g.Scope != grant.Permanent:
-		return fmt.Errorf("unknown scope %q", g.Scope)
-	case g.Scope == grant.Session && g.Session == "":
-		return errors.New("a session grant needs a session")
-	case g.Grain != grant.Exact && g.Grain != grant.Prefix && g.Grain != grant.Class:
-		return fmt.Errorf("unknown grain %q", g.Grain)
-	case g.Pattern == "":
-		return errors.New("empty pattern")
+	if err := store.CheckGrant(g); err != nil {
+		return err
 	}
 	created, err := codec.Time(g.Created)
 	if err != nil {

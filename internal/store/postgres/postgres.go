@@ -50,6 +50,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/codec"
 )
 
 // ErrAuditLoss is returned by Open when the audit log falls short of an
@@ -276,9 +277,7 @@ type querier interface {
 }
 
 // scanner is a pgx.Row or pgx.Rows.
-type scanner interface {
-	Scan(dest ...any) error
-}
+type scanner = codec.Scanner
 
 // queryRows runs q and scans every row with scan; no rows is an empty
 // slice, not nil, so that a list marshals as [] rather than null.
@@ -288,15 +287,7 @@ func queryRows[T any](ctx context.Context, q querier, scan func(scanner) (T, err
 		return nil, err
 	}
 	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return codec.Collect(rows, scan)
 }
 
 // inTx runs fn in a transaction on the pool and commits it.

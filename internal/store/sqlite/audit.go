@@ -94,7 +94,7 @@ func (db *DB) Decisions(ctx context.Context, f store.AuditFilter) ([]store.Decis
 	} else {
 		q += ` ORDER BY seq`
 	}
-	out, err := queryAll(ctx, db.r, scanDecision, q, args...)
+	out, err := queryRows(ctx, db.r, scanDecision, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list decisions: %w", err)
 	}

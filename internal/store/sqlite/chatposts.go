@@ -68,7 +68,7 @@ func (db *DB) SetChatMessage(ctx context.Context, platform, request, message str
 
 // ChatPostsOf lists a platform's posts, oldest first.
 func (db *DB) ChatPostsOf(ctx context.Context, platform string) ([]store.ChatPost, error) {
-	out, err := queryAll(ctx, db.r, scanChatPost, `SELECT `+chatPostCols+` FROM chat_posts WHERE platform = ? ORDER BY posted, request`, platform)
+	out, err := queryRows(ctx, db.r, scanChatPost, `SELECT `+chatPostCols+` FROM chat_posts WHERE platform = ? ORDER BY posted, request`, platform)
 	if err != nil {
 		return nil, fmt.Errorf("list %s chat posts: %w", platform, err)
 	}

@@ -56,6 +56,4 @@ func encJSON(field string, v any) (string, error) { return codec.JSON(field, v) 
 func decJSON(field, s string, v any) error { return codec.ParseJSON(field, s, v) }
 
 // scanner is a *sql.Row or *sql.Rows.
-type scanner interface {
-	Scan(dest ...any) error
-}
+type scanner = codec.Scanner

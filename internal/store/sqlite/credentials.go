@@ -37,14 +37,6 @@ func scanCredential(sc scanner) (store.Credential, error) {
 	return c, nil
 }
 
-func validKind(k store.CredentialKind) error {
-	switch k {
-	case store.LoginLink, store.ConsoleSession, store.APIToken:
-		return nil
-	}
-	return fmt.Errorf("unknown credential kind %q", k)
-}
-
 // AddCredential stores c (its hash, never a secret).
 func (db *DB) AddCredential(ctx context.Context, c store.Credential) error {
 	if err := db.addCredential(ctx, c); err != nil {
@@ -54,20 +46,9 @@ func (db *DB) AddCredential(ctx context.Context, c store.Credential) error {
 }
 
 func (db *DB) addCredential(ctx context.Context, c store.Credential) error {
-	switch {
-	case c.ID == "":
-		return errors.New("empty id")
-	case len(c.Hash) != 64:
-		return errors.New("want a hex SHA-256 hash")
-	case c.Expires.IsZero():
-		return errors.New("no expiry")
-	}
-	if err := validKind(c.Kind); err != nil {
+	scopes, err := store.CheckCredential(c)
+	if err != nil {
 		return err
-	}
-	scopes := c.Scopes
-	if scopes == nil {
-		scopes = []string{}
 	}
 	sc, err := encJSON("scopes", scopes)
 	if err != nil {
@@ -132,7 +113,7 @@ func (db *DB) UseCredential(ctx context.Context, kind store.CredentialKind, hash
 
 // ListCredentials lists the credentials of kind, oldest first.
 func (db *DB) ListCredentials(ctx context.Context, kind store.CredentialKind) ([]store.Credential, error) {
-	out, err := queryAll(ctx, db.r, scanCredential, `SELECT `+credentialCols+` FROM credentials WHERE kind = ? ORDER BY created, rowid`, string(kind))
+	out, err := queryRows(ctx, db.r, scanCredential, `SELECT `+credentialCols+` FROM credentials WHERE kind = ? ORDER BY created, rowid`, string(kind))
 	if err != nil {
 		return nil, fmt.Errorf("list %s credentials: %w", kind, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/codec"
 )
 
 var _ store.CronStore = (*DB)(nil)
@@ -29,15 +30,7 @@ func queryRows[T any](ctx context.Context, db querier, scan func(scanner) (T, er
 		return nil, err
 	}
 	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return codec.Collect(rows, scan)
 }
 
 const cronJobCols = `name, schedule, tz, kind, steps, overlap, catch_up, enabled, next_run, next_slot, created`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/store"
 )
 
 const grantCols = `id, scope, session, grain, pattern, granted_by, surface, created, expires`
@@ -40,17 +41,8 @@ func (db *DB) AddGrant(ctx context.Context, g grant.Grant) error {
 }
 
 func (db *DB) addGrant(ctx context.Context, g grant.Grant) error {
-	switch {
-	case g.ID == "":
-		return errors.New("empty id")
-	case g.Scope != grant.Session && g.Scope != grant.Permanent:
-		return fmt.Errorf("unknown scope %q", g.Scope)
-	case g.Scope == grant.Session && g.Session == "":
-		return errors.New("a session grant needs a session")
-	case g.Grain != grant.Exact && g.Grain != grant.Prefix && g.Grain != grant.Class:
-		return fmt.Errorf("unknown grain %q", g.Grain)
-	case g.Pattern == "":
-		return errors.New("empty pattern")
+	if err := store.CheckGrant(g); err != nil {
+		return err
 	}
 	created, err := encTime(g.Created)
 	if err != nil {
@@ -79,7 +71,7 @@ func (db *DB) RevokeGrant(ctx context.Context, id string) error {
 
 // ListGrants lists every grant, oldest first.
 func (db *DB) ListGrants(ctx context.Context) ([]grant.Grant, error) {
-	out, err := queryAll(ctx, db.r, scanGrant, `SELECT `+grantCols+` FROM grants ORDER BY created, rowid`)
+	out, err := queryRows(ctx, db.r, scanGrant, `SELECT `+grantCols+` FROM grants ORDER BY created, rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("list grants: %w", err)
 	}
@@ -90,7 +82,7 @@ func (db *DB) ListGrants(ctx context.Context) ([]grant.Grant, error) {
 // first, expired ones included. Session "" gets the permanent ones
 // only.
 func (db *DB) Grants(ctx context.Context, session string) ([]grant.Grant, error) {
-	out, err := queryAll(ctx, db.r, scanGrant, `SELECT `+grantCols+` FROM grants
+	out, err := queryRows(ctx, db.r, scanGrant, `SELECT `+grantCols+` FROM grants
 		WHERE scope = 'permanent' OR (scope = 'session' AND session = ? AND session <> '')
 		ORDER BY created, rowid`, session)
 	if err != nil {

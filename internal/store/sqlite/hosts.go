@@ -89,7 +89,7 @@ func (db *DB) LeaveHost(ctx context.Context, id string) error {
 
 // ListHosts lists every lease by id.
 func (db *DB) ListHosts(ctx context.Context) ([]store.HostLease, error) {
-	out, err := queryAll(ctx, db.r, scanHost, `SELECT `+hostCols+` FROM hosts ORDER BY id`)
+	out, err := queryRows(ctx, db.r, scanHost, `SELECT `+hostCols+` FROM hosts ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list hosts: %w", err)
 	}

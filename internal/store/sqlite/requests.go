@@ -215,7 +215,7 @@ func (db *DB) PendingRequests(ctx context.Context, session string) ([]store.Requ
 		q = `SELECT ` + requestCols + ` FROM requests WHERE session = ? AND state = 'pending' ORDER BY created, rowid`
 		args = append(args, session)
 	}
-	out, err := queryAll(ctx, db.r, scanRequest, q, args...)
+	out, err := queryRows(ctx, db.r, scanRequest, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pending requests of session %q: %w", session, err)
 	}
@@ -275,23 +275,4 @@ func (db *DB) withdrawHostRequests(ctx context.Context, keep string, res store.R
 		return nil
 	})
 	return n, err
-}
-
-// queryAll runs q on db and scans every row with scan. No rows is an
-// empty slice, not nil, so that a list marshals as [] rather than null.
-func queryAll[T any](ctx context.Context, db *sql.DB, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }

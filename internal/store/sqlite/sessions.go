@@ -83,7 +83,7 @@ func (db *DB) GetSession(ctx context.Context, key string) (store.SessionRow, err
 
 // ListSessions lists every session, oldest first.
 func (db *DB) ListSessions(ctx context.Context) ([]store.SessionRow, error) {
-	out, err := queryAll(ctx, db.r, scanSession, `SELECT `+sessionCols+` FROM sessions ORDER BY created, rowid`)
+	out, err := queryRows(ctx, db.r, scanSession, `SELECT `+sessionCols+` FROM sessions ORDER BY created, rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -29,18 +28,7 @@ import (
 //     before it expires; a token shown for another task is burnt.
 func RunBoard(t *testing.T, open func(t *testing.T) store.BoardStore) {
 	t.Helper()
-	fresh := func(t *testing.T) store.BoardStore {
-		t.Helper()
-		s := open(t)
-		if c, ok := s.(io.Closer); ok {
-			t.Cleanup(func() {
-				if err := c.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			})
-		}
-		return s
-	}
+	fresh := func(t *testing.T) store.BoardStore { return openFresh(t, open) }
 	for _, tc := range slices.Concat(boardTests, leaseTests) {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, fresh(t)) })
 	}

@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"errors"
-	"io"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,18 +21,7 @@ import (
 //     message could not be sent is posted on the next try).
 func RunChatPosts(t *testing.T, open func(t *testing.T) store.ChatPosts) {
 	t.Helper()
-	fresh := func(t *testing.T) store.ChatPosts {
-		t.Helper()
-		s := open(t)
-		if c, ok := s.(io.Closer); ok {
-			t.Cleanup(func() {
-				if err := c.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			})
-		}
-		return s
-	}
+	fresh := func(t *testing.T) store.ChatPosts { return openFresh(t, open) }
 	for _, tc := range chatPostTests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, fresh(t)) })
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -25,18 +24,7 @@ import (
 //   - a revocation keeps its first time.
 func RunCredentials(t *testing.T, open func(t *testing.T) store.Credentials) {
 	t.Helper()
-	fresh := func(t *testing.T) store.Credentials {
-		t.Helper()
-		s := open(t)
-		if c, ok := s.(io.Closer); ok {
-			t.Cleanup(func() {
-				if err := c.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			})
-		}
-		return s
-	}
+	fresh := func(t *testing.T) store.Credentials { return openFresh(t, open) }
 	for _, tc := range credentialTests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, fresh(t)) })
 	}

@@ -3,7 +3,6 @@ package storetest
 import (
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -31,18 +30,7 @@ import (
 //   - lists are empty slices, never nil; runs list newest first.
 func RunCron(t *testing.T, open func(t *testing.T) store.CronStore) {
 	t.Helper()
-	fresh := func(t *testing.T) store.CronStore {
-		t.Helper()
-		s := open(t)
-		if c, ok := s.(io.Closer); ok {
-			t.Cleanup(func() {
-				if err := c.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			})
-		}
-		return s
-	}
+	fresh := func(t *testing.T) store.CronStore { return openFresh(t, open) }
 	for _, tc := range cronTests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, fresh(t)) })
 	}

@@ -287,17 +287,7 @@ type FencedStore interface {
 // io.Closer, when the subtest ends).
 func RunFencedRuns(t *testing.T, open func(t *testing.T) FencedStore) {
 	t.Helper()
-	fresh := func(t *testing.T) FencedStore {
-		s := open(t)
-		if c, ok := s.(io.Closer); ok {
-			t.Cleanup(func() {
-				if err := c.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			})
-		}
-		return s
-	}
+	fresh := func(t *testing.T) FencedStore { return openFresh(t, open) }
 	leftover := func(id, run string) store.Process {
 		return store.Process{ID: id, Spawner: "dead", SpawnerPID: 10, SpawnerStart: 20, Machine: "elsewhere", Boot: "b",
 			PID: 30, Start: 40, PGID: 30, Sandboxed: true, Run: run, What: "sh", Started: base}

@@ -21,6 +21,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -51,16 +52,7 @@ type test struct {
 // ends, so open need not. Subtests run one after another.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Helper()
-	fresh := func(t *testing.T) store.Store {
-		t.Helper()
-		s := open(t)
-		t.Cleanup(func() {
-			if err := s.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		})
-		return s
-	}
+	fresh := func(t *testing.T) store.Store { return openFresh(t, open) }
 	groups := []struct {
 		name  string
 		tests []test
@@ -114,4 +106,19 @@ func must(t *testing.T, what string, err error) {
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// openFresh opens a store for one subtest; one that is an io.Closer is
+// closed when the subtest ends.
+func openFresh[S any](t *testing.T, open func(t *testing.T) S) S {
+	t.Helper()
+	s := open(t)
+	if c, ok := any(s).(io.Closer); ok {
+		t.Cleanup(func() {
+			if err := c.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+	return s
 }

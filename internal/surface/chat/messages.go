@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
-	"unicode/utf8"
-
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface"
+	"strings"
+	"sync"
 )
 
 // Bounds on what is posted back.
 const (
-	maxOutput   = 64 << 10 // bytes of a command's output kept
 	maxMessage  = 16 << 10 // bytes of a message sent to the agent
 	maxListed   = 20       // requests /pending lists
 	helpCommand = "Commands: /approve [all] [session|always] · /deny [reason] · /pending · /yolo on|off (admins). “!cmd” runs a command; anything else goes to the agent."
@@ -103,8 +100,8 @@ func (c *Core) session(ctx context.Context, conv Conv, u User) (owner.Owner, boo
 
 // shell runs a "!cmd" as the session's owner and posts how it ended.
 func (c *Core) shell(ctx context.Context, conv Conv, o owner.Owner, cmd string) {
-	out := &output{}
-	res, err := c.o.Host.Shell(ctx, o, cmd, out)
+	out := &surface.Output{}
+	res, err := c.o.Host.Shell(ctx, o, cmd, out, out)
 	head := "$ " + visible(cmd)
 	m := Message{}
 	switch {
@@ -364,45 +361,9 @@ func (r whisperResponder) Invalid(ctx context.Context, _ map[string]string, retr
 	return r.Private(ctx, retry)
 }
 
-// output is a bounded, concurrency-safe buffer for a command's output.
-type output struct {
-	mu        sync.Mutex
-	b         []byte
-	truncated bool
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	room := maxOutput - len(o.b)
-	if len(p) > room {
-		o.b = append(o.b, p[:max(room, 0)]...)
-		o.truncated = true
-	} else {
-		o.b = append(o.b, p...)
-	}
-	return len(p), nil
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return string(o.b)
-}
-
-// clipText keeps the head and the tail of s within limit bytes.
+// clipText keeps the head and the tail of s within limit bytes (at
+// least 200), with room for the note of what was cut.
 func clipText(s string, limit int) string {
 	limit = max(limit, 200)
-	if len(s) <= limit {
-		return s
-	}
-	half := limit/2 - 40
-	head, tail := half, len(s)-half
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return s[:head] + fmt.Sprintf("\n… %d bytes not shown …\n", tail-head) + s[tail:]
+	return surface.Abbreviate(s, limit, limit/2-40)
 }

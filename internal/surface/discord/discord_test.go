@@ -13,9 +13,9 @@ import (
 
 	"github.com/wardenhq/warden/internal/audit"
 	"github.com/wardenhq/warden/internal/broker"
-	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface/chat"
+	"github.com/wardenhq/warden/internal/surface/chattest"
 	"github.com/wardenhq/warden/internal/surface/discord"
 	"github.com/wardenhq/warden/internal/surface/discord/discordtest"
 	"github.com/wardenhq/warden/internal/surface/surfacetest"
@@ -50,33 +50,12 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, err := chat.New(chat.Options{Platform: ad, Host: h, Posts: h.DB, Logger: surfacetest.Logger(t),
-		Access:     chat.Access{Rights: chat.Rights{Approvers: chat.Allow{Roles: []string{roleOps}}}},
-		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { core.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	core, _ := chattest.Core(t, ad, h, chat.Access{Rights: chat.Rights{Approvers: chat.Allow{Roles: []string{roleOps}}}})
 	dc.Wait("gateway ready", wait, func(s *discordtest.Server) bool { return s.Ready() })
 	return &rig{t: t, dc: dc, host: h, core: core}
 }
 
-func target(t testing.TB, h *surfacetest.Host) string {
-	// Inside the host's workspace: the sandbox shows commands nothing
-	// else of the test's temporary directories.
-	parent, err := os.MkdirTemp(h.Dir, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(parent, "reports")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func target(t testing.TB, h *surfacetest.Host) string { return chattest.Target(t, h) }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
@@ -181,17 +160,7 @@ func TestReasonModal(t *testing.T) {
 // second page follows a Continue button.
 func TestFormPages(t *testing.T) {
 	r := newRig(t)
-	conv := chat.Conv{Chat: channel}
-	o, err := owner.Gateway(discord.Name, channel, alice.ID)
-	if err == nil {
-		o, err = o.WithSession(chat.SessionKey(discord.Name, conv))
-	}
-	if err == nil {
-		o, err = o.WithChannel(r.core)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := chattest.Owner(t, r.core, discord.Name, chat.Conv{Chat: channel}, alice.ID)
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"a":{"type":"string"},"b":{"type":"integer","maximum":3},"c":{"type":"string"},"d":{"type":"string"},
 		"e":{"type":"string"},"f":{"type":"boolean"},"g":{"type":"string","enum":["x","y"]}},"required":["a","b"]}`)

@@ -1,19 +1,14 @@
 package slack_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/wardenhq/warden/internal/action"
-	"github.com/wardenhq/warden/internal/broker"
-	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/surface/chat"
+	"github.com/wardenhq/warden/internal/surface/chattest"
 	"github.com/wardenhq/warden/internal/surface/slack"
 	"github.com/wardenhq/warden/internal/surface/slack/slacktest"
-	"github.com/wardenhq/warden/internal/surface/surfacetest"
 )
 
 // BenchmarkLatency measures, through the Slack adapter and its fake
@@ -25,27 +20,8 @@ import (
 //	go test -run '^$' -bench Latency -benchtime 200x ./internal/surface/slack/
 func BenchmarkLatency(b *testing.B) {
 	r := newRig(b)
-	conv := chat.Conv{Chat: channel, Thread: "1700000000.000001"}
-	o, err := owner.Gateway(slack.Name, channel, alice.ID)
-	if err == nil {
-		o, err = o.WithSession(chat.SessionKey(slack.Name, conv))
-	}
-	if err == nil {
-		o, err = o.WithChannel(r.core)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	var post, wake []time.Duration
-	for i := 0; b.Loop(); i++ {
-		woke := make(chan time.Time, 1)
-		go func() {
-			_, err := r.host.Broker.Ask(context.Background(), broker.Question{Owner: o, Action: action.NewShell(fmt.Sprintf("rm -rf /srv/bench/%d", i)), Rule: "bench"})
-			if err != nil {
-				b.Error(err)
-			}
-			woke <- time.Now()
-		}()
+	o := chattest.Owner(b, r.core, slack.Name, chat.Conv{Chat: channel, Thread: "1700000000.000001"}, alice.ID)
+	chattest.Latency(b, r.host, o, func(i int) chattest.Posted {
 		var m slacktest.Message
 		r.sl.Wait("the request posted", wait, func(s *slacktest.Server) bool {
 			for _, x := range s.Messages(channel) {
@@ -56,15 +32,6 @@ func BenchmarkLatency(b *testing.B) {
 			}
 			return false
 		})
-		req, err := r.host.Request(context.Background(), requestID(b, m))
-		if err != nil {
-			b.Fatal(err)
-		}
-		post = append(post, m.At.Sub(req.Created))
-		pressed := time.Now()
-		r.sl.Click(alice, channel, m.TS, buttonID(b, m, "Approve once"))
-		wake = append(wake, (<-woke).Sub(pressed))
-	}
-	surfacetest.Report(b, "post", post)
-	surfacetest.Report(b, "wake", wake)
+		return chattest.Posted{At: m.At, Text: m.Text, Approve: func() { r.sl.Click(alice, channel, m.TS, buttonID(b, m, "Approve once")) }}
+	})
 }

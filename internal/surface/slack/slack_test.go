@@ -13,9 +13,9 @@ import (
 
 	"github.com/wardenhq/warden/internal/audit"
 	"github.com/wardenhq/warden/internal/broker"
-	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface/chat"
+	"github.com/wardenhq/warden/internal/surface/chattest"
 	"github.com/wardenhq/warden/internal/surface/slack"
 	"github.com/wardenhq/warden/internal/surface/slack/slacktest"
 	"github.com/wardenhq/warden/internal/surface/surfacetest"
@@ -51,33 +51,12 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, err := chat.New(chat.Options{Platform: ad, Host: h, Posts: h.DB, Logger: surfacetest.Logger(t),
-		Access:     chat.Access{Rights: chat.Rights{Approvers: chat.Allow{Users: []string{alice.ID}}}},
-		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { core.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	core, _ := chattest.Core(t, ad, h, chat.Access{Rights: chat.Rights{Approvers: chat.Allow{Users: []string{alice.ID}}}})
 	sl.Wait("connected", wait, func(s *slacktest.Server) bool { return s.Connected() })
 	return &rig{t: t, sl: sl, host: h, core: core}
 }
 
-func target(t testing.TB, h *surfacetest.Host) string {
-	// Inside the host's workspace: the sandbox shows commands nothing
-	// else of the test's temporary directories.
-	parent, err := os.MkdirTemp(h.Dir, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(parent, "reports")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func target(t testing.TB, h *surfacetest.Host) string { return chattest.Target(t, h) }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
@@ -208,11 +187,8 @@ func TestReasonModalAndRefusal(t *testing.T) {
 }
 
 func requestID(t testing.TB, m slacktest.Message) string {
-	i := strings.Index(m.Text, "request ")
-	if i < 0 || len(m.Text) < i+8+26 {
-		t.Fatalf("no request id in %q", m.Text)
-	}
-	return m.Text[i+8 : i+8+26]
+	t.Helper()
+	return chattest.RequestID(t, m.Text)
 }
 
 // TestFormModal: an MCP server's question in a Slack thread opens a
@@ -221,17 +197,7 @@ func requestID(t testing.TB, m slacktest.Message) string {
 func TestFormModal(t *testing.T) {
 	r := newRig(t)
 	thread := r.sl.Say(channel, "", alice, mention+"hello")
-	conv := chat.Conv{Chat: channel, Thread: thread}
-	o, err := owner.Gateway(slack.Name, channel, alice.ID)
-	if err == nil {
-		o, err = o.WithSession(chat.SessionKey(slack.Name, conv))
-	}
-	if err == nil {
-		o, err = o.WithChannel(r.core)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := chattest.Owner(t, r.core, slack.Name, chat.Conv{Chat: channel, Thread: thread}, alice.ID)
 	schema := json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer","maximum":5},"color":{"type":"string","enum":["red","blue"]},"ok":{"type":"boolean"}},"required":["count"]}`)
 	done := make(chan store.Request, 1)
 	go func() {

@@ -16,7 +16,7 @@ import (
 	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/gate"
-	"github.com/wardenhq/warden/internal/host"
+	"github.com/wardenhq/warden/internal/hostsurface"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
@@ -38,7 +38,7 @@ type Options struct {
 
 // Host is the host's surface interface on real parts.
 type Host struct {
-	*host.Surface
+	*hostsurface.Surface
 	DB     *sqlite.DB
 	Broker *broker.Broker
 	Runner *runner.Runner
@@ -97,11 +97,11 @@ func New(t testing.TB, o Options) *Host {
 	term := tools.Terminal{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}, Timeout: time.Minute, Sandbox: sandboxtest.New(t)}
 	r := runner.New(runner.Options{Gate: g, Broker: b, Audit: db, Logger: log, Terminal: term})
 	dir := t.TempDir()
-	p := host.SurfaceParts{Broker: b, Requests: db, Sessions: db, Runner: r, Dir: dir, Console: "http://127.0.0.1:7878/", Logger: log}
+	p := hostsurface.Parts{Broker: b, Requests: db, Sessions: db, Runner: r, Dir: dir, Console: "http://127.0.0.1:7878/", Logger: log}
 	if o.Model != nil {
 		p.Agent = agent.New(agent.Options{Model: o.Model, Exec: r, Conversations: db, Logger: log})
 	}
-	return &Host{Surface: host.NewSurface(p), DB: db, Broker: b, Runner: r, Dir: dir}
+	return &Host{Surface: hostsurface.New(p), DB: db, Broker: b, Runner: r, Dir: dir}
 }
 
 // Report adds the median and the 99th percentile of ds to b's results

@@ -1,15 +1,11 @@
 package telegram_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/wardenhq/warden/internal/action"
-	"github.com/wardenhq/warden/internal/broker"
-	"github.com/wardenhq/warden/internal/surface/surfacetest"
+	"github.com/wardenhq/warden/internal/surface/chattest"
 	"github.com/wardenhq/warden/internal/surface/telegram/telegramtest"
 )
 
@@ -23,16 +19,7 @@ import (
 func BenchmarkLatency(b *testing.B) {
 	r := newRig(b, rigOptions{})
 	o := ownerFor(b, r.core, group, "42")
-	var post, wake []time.Duration
-	for i := 0; b.Loop(); i++ {
-		woke := make(chan time.Time, 1)
-		go func() {
-			_, err := r.host.Broker.Ask(context.Background(), broker.Question{Owner: o, Action: action.NewShell(fmt.Sprintf("rm -rf /srv/bench/%d", i)), Rule: "bench"})
-			if err != nil {
-				b.Error(err)
-			}
-			woke <- time.Now()
-		}()
+	chattest.Latency(b, r.host, o, func(i int) chattest.Posted {
 		var m telegramtest.Message
 		r.tg.Wait("the request posted", wait, func(s *telegramtest.Server) bool {
 			for _, x := range s.Messages(group) {
@@ -43,12 +30,6 @@ func BenchmarkLatency(b *testing.B) {
 			}
 			return false
 		})
-		req := r.requestOf(m)
-		post = append(post, m.Sent.Sub(req.Created))
-		pressed := time.Now()
-		r.tg.Click(alice, m.ID, button(b, m, "Approve once"))
-		wake = append(wake, (<-woke).Sub(pressed))
-	}
-	surfacetest.Report(b, "post", post)
-	surfacetest.Report(b, "wake", wake)
+		return chattest.Posted{At: m.Sent, Text: m.Text, Approve: func() { r.tg.Click(alice, m.ID, button(b, m, "Approve once")) }}
+	})
 }

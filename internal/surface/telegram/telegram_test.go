@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface"
 	"github.com/wardenhq/warden/internal/surface/chat"
+	"github.com/wardenhq/warden/internal/surface/chattest"
 	"github.com/wardenhq/warden/internal/surface/surfacetest"
 	"github.com/wardenhq/warden/internal/surface/telegram"
 	"github.com/wardenhq/warden/internal/surface/telegram/telegramtest"
@@ -70,44 +71,17 @@ func newRig(t testing.TB, ro rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, err := chat.New(chat.Options{
-		Platform: ad, Host: h, Posts: h.DB, Logger: surfacetest.Logger(t),
-		Access: chat.Access{Rights: chat.Rights{
-			Approvers: chat.Allow{Users: []string{"42"}},
-			Admins:    chat.Allow{Users: []string{"7"}},
-		}},
-		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { core.Run(ctx); close(done) }()
-	r := &rig{t: t, tg: tg, host: h, core: core}
-	r.stop = func() {
-		cancel()
-		<-done
-	}
-	t.Cleanup(r.stop)
+	core, stop := chattest.Core(t, ad, h, chat.Access{Rights: chat.Rights{
+		Approvers: chat.Allow{Users: []string{"42"}},
+		Admins:    chat.Allow{Users: []string{"7"}},
+	}})
+	r := &rig{t: t, tg: tg, host: h, core: core, stop: stop}
 	tg.Wait("connected", wait, func(s *telegramtest.Server) bool { return s.Calls("getUpdates") > 0 })
 	return r
 }
 
 // target is a directory a dangerous command deletes.
-func target(t testing.TB, h *surfacetest.Host) string {
-	// Inside the host's workspace: the sandbox shows commands nothing
-	// else of the test's temporary directories.
-	parent, err := os.MkdirTemp(h.Dir, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(parent, "reports")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func target(t testing.TB, h *surfacetest.Host) string { return chattest.Target(t, h) }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
@@ -126,12 +100,7 @@ func button(t testing.TB, m telegramtest.Message, label string) string {
 // requestOf reads the request id out of an approval message.
 func (r *rig) requestOf(m telegramtest.Message) store.Request {
 	r.t.Helper()
-	i := strings.Index(m.Text, "request ")
-	if i < 0 {
-		r.t.Fatalf("no request id in %q", m.Text)
-	}
-	id := m.Text[i+len("request ") : i+len("request ")+26]
-	req, err := r.host.Request(context.Background(), id)
+	req, err := r.host.Request(context.Background(), chattest.RequestID(r.t, m.Text))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -315,7 +284,8 @@ func TestOutage(t *testing.T) {
 	dir2 := target(t, r.host)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := r.host.Shell(context.Background(), o, del(dir2), &strings.Builder{})
+		out := &strings.Builder{}
+		_, err := r.host.Shell(context.Background(), o, del(dir2), out, out)
 		errc <- err
 	}()
 	var second store.Request
@@ -375,18 +345,7 @@ func TestRevokedToken(t *testing.T) {
 
 func ownerFor(t testing.TB, core *chat.Core, chatID int64, user string) owner.Owner {
 	t.Helper()
-	conv := chat.Conv{Chat: strconv.FormatInt(chatID, 10)}
-	o, err := owner.Gateway(telegram.Name, conv.Chat, user)
-	if err == nil {
-		o, err = o.WithSession(chat.SessionKey(telegram.Name, conv))
-	}
-	if err == nil {
-		o, err = o.WithChannel(core)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
+	return chattest.Owner(t, core, telegram.Name, chat.Conv{Chat: strconv.FormatInt(chatID, 10)}, user)
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
 // sessionCookie carries a console session's secret.
@@ -52,6 +53,12 @@ func (a *authn) allows(need credential.Scope) bool {
 // proven: the console session and the login link it came from, or the
 // API token.
 func (a *authn) by() string { return credential.Describe(a.cred) }
+
+// identity is the human as the console proved them: the credential
+// (its id, and as recorded its description).
+func (a *authn) identity() surface.Identity {
+	return surface.Identity{Surface: SurfaceName, User: a.cred.ID, Credential: a.by()}
+}
 
 // authenticate returns how r authenticated, or nil. A store failure is
 // logged and refuses the request (fail closed).

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
 // boardColumn is one status column of the board.
@@ -22,12 +22,7 @@ type boardData struct {
 	Available bool
 	Columns   []boardColumn
 	// Card is the open task's drawer (?task=ID), nil when none is open.
-	Card *board.Card
-}
-
-// service returns the board's operations, nil without a board store.
-func (c *Console) service() *board.Service {
-	return c.o.Boards
+	Card *surface.Card
 }
 
 // boardPage shows the board as columns by status; ?task=ID opens the
@@ -35,9 +30,9 @@ func (c *Console) service() *board.Service {
 // output) and its comments, and a comment form.
 func (c *Console) boardPage(w http.ResponseWriter, r *http.Request, a *authn) {
 	var d boardData
-	if svc := c.service(); svc != nil {
+	if b := c.o.Board; b != nil {
 		d.Available = true
-		tasks, err := svc.List(r.Context(), "")
+		tasks, err := b.Tasks(r.Context())
 		if err != nil {
 			c.fail(w, r, fmt.Errorf("list tasks: %w", err))
 			return
@@ -52,7 +47,7 @@ func (c *Console) boardPage(w http.ResponseWriter, r *http.Request, a *authn) {
 			d.Columns = append(d.Columns, col)
 		}
 		if id := r.URL.Query().Get("task"); id != "" {
-			card, err := svc.Show(r.Context(), id)
+			card, err := b.Card(r.Context(), id)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				c.done(w, r, a, "/board", http.StatusNotFound, "late", fmt.Sprintf("There is no task %q.", id))
@@ -70,8 +65,8 @@ func (c *Console) boardPage(w http.ResponseWriter, r *http.Request, a *authn) {
 // commentTask adds the operator's comment to the task in the path.
 func (c *Console) commentTask(w http.ResponseWriter, r *http.Request, a *authn) {
 	id := r.PathValue("id")
-	svc := c.service()
-	if svc == nil {
+	b := c.o.Board
+	if b == nil {
 		c.done(w, r, a, "/board", http.StatusServiceUnavailable, "error", "The kanban board is not available on this host.")
 		return
 	}
@@ -81,14 +76,10 @@ func (c *Console) commentTask(w http.ResponseWriter, r *http.Request, a *authn) 
 		c.done(w, r, a, back, http.StatusBadRequest, "error", "The comment is empty.")
 		return
 	}
-	if _, err := svc.Get(r.Context(), id); errors.Is(err, store.ErrNotFound) {
+	if err := b.Comment(r.Context(), id, "operator (console)", body); errors.Is(err, store.ErrNotFound) {
 		c.done(w, r, a, "/board", http.StatusNotFound, "late", fmt.Sprintf("There is no task %q.", id))
 		return
 	} else if err != nil {
-		c.fail(w, r, fmt.Errorf("get task %s: %w", id, err))
-		return
-	}
-	if _, err := svc.Comment(r.Context(), id, "operator (console)", body); err != nil {
 		c.fail(w, r, fmt.Errorf("comment on task %s: %w", id, err))
 		return
 	}

@@ -149,14 +149,7 @@ func TestComposerAgentApproval(t *testing.T) {
 			must(t, os.MkdirAll(filepath.Join(victim, "sub"), 0o755), "mkdir")
 
 			c.bearerPost("/sessions/danger/run", url.Values{"line": {"run: rm -rf ./victim"}})
-			var id string
-			eventually(t, "request in the queue", func() (bool, string) {
-				p, _ := f.broker.Pending(t.Context(), "danger")
-				if len(p) == 1 {
-					id = p[0].ID
-				}
-				return len(p) == 1, ""
-			})
+			id := f.onePending(t, "request in the queue", "danger")
 			page := c.get("/sessions/danger").body
 			if !strings.Contains(page, `id="req-`+id+`"`) {
 				t.Fatalf("the session's queue lacks the card: %s", page)
@@ -271,14 +264,7 @@ func TestCloseWithdrawsAgentRuns(t *testing.T) {
 	c.login()
 	c.follow("/sessions", url.Values{"key": {"closing"}})
 	c.bearerPost("/sessions/closing/run", url.Values{"line": {"run: rm -rf ./nothing"}})
-	var id string
-	eventually(t, "pending", func() (bool, string) {
-		p, _ := f.broker.Pending(t.Context(), "closing")
-		if len(p) == 1 {
-			id = p[0].ID
-		}
-		return len(p) == 1, ""
-	})
+	id := f.onePending(t, "pending", "closing")
 	f.console.Close()
 	r, err := f.db.GetRequest(t.Context(), id)
 	must(t, err, "get request")

@@ -41,7 +41,7 @@
 // A session page of a web session (owner gateway:web/KEY, session KEY)
 // has a composer. A line starting with "!" is run as a shell command as
 // that session, with the console as its answer channel; any other line
-// is a message to the agent (Options.Agent), which runs as the same
+// is a message to the agent (surface.Host.Converse), which runs as the same
 // owner and continues the session's conversation, one message at a
 // time per session. Without a configured model a message is refused
 // with how to configure one. Runs continue in the background, bound to
@@ -97,21 +97,17 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/wardenhq/warden/internal/agent"
-	"github.com/wardenhq/warden/internal/board"
-	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/owner"
-	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
 //go:embed templates/*.html
@@ -128,23 +124,9 @@ const SurfaceName = "web"
 // command typed in a session's composer runs as gateway:web/KEY.
 const Platform = "web"
 
-// Broker is what the console needs from the broker.
-type Broker interface {
-	// Pending lists pending requests, oldest first; "" means all
-	// sessions.
-	Pending(ctx context.Context, session string) ([]store.Request, error)
-	// Resolve answers one request; a request that already ended returns
-	// broker.ErrNotPending with the row as it ended.
-	Resolve(ctx context.Context, id string, a broker.Answer) (store.Request, error)
-	// Watch streams request events until ctx ends.
-	Watch(ctx context.Context, session string) <-chan broker.Event
-}
-
-// Store is what the console reads and changes in the host's store.
+// Store is what the console reads and changes in the host's store:
+// grants, sessions and the audit log.
 type Store interface {
-	// GetRequest reads one request, so an answer can be checked
-	// against its kind (approval or elicitation) before it is given.
-	GetRequest(ctx context.Context, id string) (store.Request, error)
 	ListGrants(ctx context.Context) ([]grant.Grant, error)
 	RevokeGrant(ctx context.Context, id string) error
 	ListSessions(ctx context.Context) ([]store.SessionRow, error)
@@ -155,32 +137,20 @@ type Store interface {
 	VerifyChain(ctx context.Context) (int, error)
 }
 
-// Runner runs a shell command as the owner bound to ctx: it authorises
-// (asking a human if the gate says so), audits, and runs.
-type Runner interface {
-	Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (runner.Outcome, int, error)
-}
-
 // Options configure a Console.
 type Options struct {
-	Broker Broker
-	Store  Store
-	// Runner runs composer commands ("!cmd"); nil disables them.
-	Runner Runner
-	// Agent answers composer messages (lines without "!") as the web
-	// session; nil, or one without a model (Configured false), means
-	// messages are refused with how to configure a model.
-	Agent *agent.Agent
-	// Cron starts cron runs and CronStore lists jobs and runs for the
-	// cron page; with either nil the page says cron is not available.
-	Cron      Cron
-	CronStore CronStore
-	// Board is the kanban board's store for the board page; nil means
-	// the page says the board is not available.
-	Board store.BoardStore
-	// Boards is the host's one board service over Board; nil makes New
-	// build one.
-	Boards *board.Service
+	// Host is the host's surface interface: pending requests and their
+	// events, answers, composer commands ("!cmd") and messages to the
+	// agent (lines without "!"), run as the web session; a host without
+	// a model refuses messages with how to configure one.
+	Host  surface.Host
+	Store Store
+	// Cron is the scheduler for the cron page; nil means the page says
+	// cron is not available.
+	Cron surface.Cron
+	// Board is the kanban board for the board page; nil means the page
+	// says the board is not available.
+	Board surface.Board
 	// Credentials checks console sessions and API tokens, and uses
 	// login links.
 	Credentials *credential.Service
@@ -189,9 +159,6 @@ type Options struct {
 	// The address a connection arrived on and loopback names are always
 	// accepted.
 	Hosts []string
-	// Dir is the working directory of composer commands; empty means the
-	// host's.
-	Dir string
 	// ShellReset, if set, clears a session's terminal shell state (the
 	// session page's "Reset shell" button); nil hides the button.
 	ShellReset func(ctx context.Context, key string) error
@@ -254,8 +221,8 @@ var _ owner.AnswerChannel = (*Console)(nil)
 
 // New returns a Console.
 func New(o Options) (*Console, error) {
-	if o.Broker == nil || o.Store == nil {
-		return nil, errors.New("web console: broker and store are required")
+	if o.Host == nil || o.Store == nil {
+		return nil, errors.New("web console: host and store are required")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -281,9 +248,6 @@ func New(o Options) (*Console, error) {
 		return nil, fmt.Errorf("web console: %w", err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	if o.Boards == nil && o.Board != nil {
-		o.Boards = board.New(board.Options{Store: o.Board, Now: o.Now})
-	}
 	c := &Console{
 		o: o, log: o.Logger.With("component", "web"),
 		pages:   pages,

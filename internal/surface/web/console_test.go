@@ -19,16 +19,18 @@ import (
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/hostsurface"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
-// The console is the broker's surface and the web sessions' channel.
+// The console is the host's surface and the web sessions' channel.
 var (
-	_ Broker = (*broker.Broker)(nil)
-	_ Store  = (*sqlite.DB)(nil)
+	_ surface.Host = (*hostsurface.Surface)(nil)
+	_ Store        = (*sqlite.DB)(nil)
 )
 
 func TestLogin(t *testing.T) {
@@ -158,7 +160,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	c := f.client()
 	c.login()
-	again, err := New(Options{Broker: f.broker, Store: f.db, Credentials: &credential.Service{Store: f.db}})
+	again, err := New(Options{Host: f.host, Store: f.db, Credentials: &credential.Service{Store: f.db}})
 	must(t, err, "new console")
 	defer again.Close()
 	srv := httptest.NewServer(again)
@@ -732,14 +734,7 @@ func TestSessionsComposer(t *testing.T) {
 	// A dangerous one waits in the session's queue; answering it from
 	// the session page returns there, and the run finishes.
 	c.follow(here+"/run", url.Values{"line": {"!rm -rf ./nothing-here"}})
-	var id string
-	eventually(t, "request in the queue", func() (bool, string) {
-		p, _ := f.broker.Pending(t.Context(), key)
-		if len(p) == 1 {
-			id = p[0].ID
-		}
-		return len(p) == 1, ""
-	})
+	id := f.onePending(t, "request in the queue", key)
 	if p := c.get(here); !strings.Contains(p.body, `id="req-`+id+`"`) || !strings.Contains(p.body, `name="back" value="`+here+`"`) {
 		t.Fatalf("session page does not show its queue: %s", p.body)
 	}
@@ -754,13 +749,7 @@ func TestSessionsComposer(t *testing.T) {
 
 	// A denied one says so.
 	c.follow(here+"/run", url.Values{"line": {"!rm -rf ./again"}})
-	eventually(t, "second request", func() (bool, string) {
-		p, _ := f.broker.Pending(t.Context(), key)
-		if len(p) == 1 {
-			id = p[0].ID
-		}
-		return len(p) == 1, ""
-	})
+	id = f.onePending(t, "second request", key)
 	c.answer(id, url.Values{"decision": {"deny"}, "reason": {"enough"}})
 	eventually(t, "denied run", func() (bool, string) {
 		b := c.get(here + "/runs").body
@@ -908,7 +897,7 @@ func TestEventsStream(t *testing.T) {
 }
 
 func TestNewRequiresCredentials(t *testing.T) {
-	if _, err := New(Options{Broker: &broker.Broker{}, Store: nopStore{}}); err == nil {
+	if _, err := New(Options{Host: &hostsurface.Surface{}, Store: nopStore{}}); err == nil {
 		t.Error("New accepted a console without a credential service")
 	}
 }
@@ -940,14 +929,7 @@ func TestCloseWithdrawsRuns(t *testing.T) {
 	c.login()
 	c.follow("/sessions", url.Values{"key": {"closing"}})
 	c.follow("/sessions/closing/run", url.Values{"line": {"!rm -rf ./nothing"}})
-	var id string
-	eventually(t, "pending", func() (bool, string) {
-		p, _ := f.broker.Pending(t.Context(), "closing")
-		if len(p) == 1 {
-			id = p[0].ID
-		}
-		return len(p) == 1, ""
-	})
+	id := f.onePending(t, "pending", "closing")
 	f.console.Close()
 	r, err := f.db.GetRequest(t.Context(), id)
 	must(t, err, "get request")

@@ -7,30 +7,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/wardenhq/warden/internal/cron"
-	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
 // cronRunsShown is how many recent runs the cron page shows.
 const cronRunsShown = 25
-
-// Cron starts cron runs (*cron.Scheduler).
-type Cron interface {
-	// RunNow starts a run of job name now; the zero parent means an
-	// operator asked, so the run's owner is cron(job, run) with no
-	// parent.
-	RunNow(ctx context.Context, name string, parent owner.Owner) (string, error)
-}
-
-// CronStore reads cron jobs and their runs.
-type CronStore interface {
-	ListCronJobs(ctx context.Context) ([]store.CronJob, error)
-	// ListCronRuns lists runs of job ("" for every job) with their
-	// steps, newest first, at most limit.
-	ListCronRuns(ctx context.Context, job string, limit int) ([]store.CronRun, error)
-	GetCronRun(ctx context.Context, id string) (store.CronRun, error)
-}
 
 // cronData is the cron page.
 type cronData struct {
@@ -47,14 +29,14 @@ type cronData struct {
 // button) and the recent runs with their steps; ?job=NAME shows that
 // job's runs only.
 func (c *Console) cronPage(w http.ResponseWriter, r *http.Request, a *authn) {
-	d := cronData{Available: c.o.Cron != nil && c.o.CronStore != nil, Job: r.URL.Query().Get("job"), Now: c.o.Now()}
+	d := cronData{Available: c.o.Cron != nil, Job: r.URL.Query().Get("job"), Now: c.o.Now()}
 	if d.Available {
 		var err error
-		if d.Jobs, err = c.o.CronStore.ListCronJobs(r.Context()); err != nil {
+		if d.Jobs, err = c.o.Cron.Jobs(r.Context()); err != nil {
 			c.fail(w, r, fmt.Errorf("list cron jobs: %w", err))
 			return
 		}
-		if d.Runs, err = c.o.CronStore.ListCronRuns(r.Context(), d.Job, cronRunsShown); err != nil {
+		if d.Runs, err = c.o.Cron.Runs(r.Context(), d.Job, cronRunsShown); err != nil {
 			c.fail(w, r, fmt.Errorf("list cron runs: %w", err))
 			return
 		}
@@ -65,31 +47,23 @@ func (c *Console) cronPage(w http.ResponseWriter, r *http.Request, a *authn) {
 // runCron starts a run of the job in the path now, as the operator.
 func (c *Console) runCron(w http.ResponseWriter, r *http.Request, a *authn) {
 	name := r.PathValue("name")
-	if c.o.Cron == nil || c.o.CronStore == nil {
+	if c.o.Cron == nil {
 		c.done(w, r, a, "/cron", http.StatusServiceUnavailable, "error", "Cron is not available on this host.")
 		return
 	}
 	// A scheduler that has not started yet is waited for briefly.
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	var (
-		id  string
-		err = cron.ValidName(name)
-	)
-	if err != nil {
-		err = store.ErrNotFound // no job can have that name
-	} else {
-		id, err = c.o.Cron.RunNow(ctx, name, owner.Owner{})
-	}
+	id, err := c.o.Cron.RunNow(ctx, name)
 	var run store.CronRun
 	if err == nil {
-		run, err = c.o.CronStore.GetCronRun(r.Context(), id)
+		run, err = c.o.Cron.Run(r.Context(), id)
 	}
 	back := "/cron" + queryOf("job", name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		c.done(w, r, a, "/cron", http.StatusNotFound, "late", fmt.Sprintf("There is no cron job %q (removed?).", name))
-	case errors.Is(err, cron.ErrNotRunning):
+	case errors.Is(err, surface.ErrNotRunning):
 		c.done(w, r, a, "/cron", http.StatusServiceUnavailable, "error", "The cron scheduler has stopped (the host is shutting down).")
 	case err != nil:
 		c.fail(w, r, fmt.Errorf("run cron job %s: %w", name, err))

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/internal/cron"
+	"github.com/wardenhq/warden/internal/hostsurface"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/sqlite"
 )
 
 var (
-	_ Cron      = (*cron.Scheduler)(nil)
-	_ CronStore = (*sqlite.DB)(nil)
+	_ hostsurface.Scheduler = (*cron.Scheduler)(nil)
+	_ hostsurface.CronRuns  = (*sqlite.DB)(nil)
 )
 
 var startedRE = regexp.MustCompile(`Started run ([0-9A-Z]{26}) of nightly\.`)

@@ -85,7 +85,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, a *authn) {
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
-	reqs := c.o.Broker.Watch(ctx, "")
+	reqs := c.o.Host.Watch(ctx, "")
 
 	// The stream outlives the server's read and write timeouts, which
 	// are for ordinary requests: no read deadline (a request with no

@@ -20,9 +20,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wardenhq/warden/internal/agent"
+	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/broker"
+	"github.com/wardenhq/warden/internal/buftest"
 	"github.com/wardenhq/warden/internal/credential"
 	"github.com/wardenhq/warden/internal/cron"
+	"github.com/wardenhq/warden/internal/hostsurface"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
@@ -41,6 +44,7 @@ type fixture struct {
 	db      *sqlite.DB
 	broker  *broker.Broker
 	runner  *runner.Runner
+	host    *hostsurface.Surface
 	console *Console
 	srv     *httptest.Server
 	// cron is the scheduler when fixtureOptions.cron is set.
@@ -112,21 +116,23 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Broker: b, Store: db, Runner: r, Credentials: creds, Hosts: fo.hosts, Logger: log, Dir: t.TempDir(), Now: fo.now,
-		StreamLifetime: fo.streamLifetime, MaxStreams: fo.maxStreams}
+	p := hostsurface.Parts{Broker: b, Requests: db, Sessions: db, Runner: r, Dir: t.TempDir(), Logger: log, Now: fo.now}
 	if fo.agent {
-		o.Agent = agent.New(agent.Options{Model: fo.model, Exec: r, Conversations: db, Logger: log})
+		p.Agent = agent.New(agent.Options{Model: fo.model, Exec: r, Conversations: db, Logger: log})
 	}
+	h := hostsurface.New(p)
+	o := Options{Host: h, Store: db, Credentials: creds, Hosts: fo.hosts, Logger: log, Now: fo.now,
+		StreamLifetime: fo.streamLifetime, MaxStreams: fo.maxStreams}
 	if shell != nil {
 		o.ShellReset = func(_ context.Context, key string) error { return shell.Reset(key) }
 	}
 	var sched *cron.Scheduler
 	if fo.cron {
-		sched = startCron(t, db, r, log, o.Dir)
-		o.Cron, o.CronStore = sched, db
+		sched = startCron(t, db, r, log, p.Dir)
+		o.Cron = hostsurface.NewCron(sched, db)
 	}
 	if fo.board {
-		o.Board = db
+		o.Board = hostsurface.NewBoard(board.New(board.Options{Store: db, Now: fo.now}))
 	}
 	c, err := New(o)
 	if err != nil {
@@ -137,7 +143,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	// then the server, then the broker and the store registered above.
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { c.Close() })
-	return &fixture{t: t, db: db, broker: b, runner: r, console: c, srv: srv, cron: sched, shell: shell, dir: o.Dir,
+	return &fixture{t: t, db: db, broker: b, runner: r, host: h, console: c, srv: srv, cron: sched, shell: shell, dir: p.Dir,
 		creds: creds, adminToken: admin.Secret}
 }
 
@@ -306,24 +312,6 @@ type shellResult struct {
 	stdout string
 }
 
-// lockedBuffer is an io.Writer safe for the terminal's two writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // shellAsync runs command as web session key in the background. It
 // returns the pending request once the broker holds it (or fails the
 // test), and the channel of the call's result.
@@ -332,7 +320,7 @@ func (f *fixture) shellAsync(ctx context.Context, key, command, dir string) (<-c
 	pending := make(chan store.Request, 1)
 	done := make(chan shellResult, 1)
 	go func() {
-		var out lockedBuffer
+		var out buftest.Buffer
 		o, code, err := f.runner.Shell(broker.WithNotify(ctx, func(r store.Request) {
 			select {
 			case pending <- r:
@@ -384,6 +372,21 @@ func eventually(t testing.TB, what string, cond func() (bool, string)) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("%s: not after 20s; last: %s", what, last)
+}
+
+// onePending waits until session has exactly one pending request and
+// returns its id.
+func (f *fixture) onePending(t testing.TB, what, session string) string {
+	t.Helper()
+	var id string
+	eventually(t, what, func() (bool, string) {
+		p, _ := f.broker.Pending(t.Context(), session)
+		if len(p) == 1 {
+			id = p[0].ID
+		}
+		return len(p) == 1, ""
+	})
+	return id
 }
 
 // must fails the test on err.

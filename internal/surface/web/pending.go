@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/internal/protect"
 	"github.com/wardenhq/warden/internal/shell"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 )
 
 // cardSize is about how many bytes one rendered card takes.
@@ -130,7 +131,7 @@ func (c *Console) pendingFragment(w http.ResponseWriter, r *http.Request, a *aut
 // listPending builds the views of the pending requests of session ("" for
 // all).
 func (c *Console) listPending(ctx context.Context, a *authn, session, back string) (pendingList, error) {
-	reqs, err := c.o.Broker.Pending(ctx, session)
+	reqs, err := c.o.Host.Pending(ctx, session)
 	if err != nil {
 		return pendingList{}, fmt.Errorf("list pending: %w", err)
 	}
@@ -407,7 +408,7 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
 		c.done(w, r, a, back, http.StatusBadRequest, "error", "Choose Approve once, For this session, Always or Deny (for an MCP server's question: Submit or Decline).")
 		return
 	}
-	req, err := c.o.Store.GetRequest(r.Context(), id)
+	req, err := c.o.Host.Request(r.Context(), id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		c.done(w, r, a, back, http.StatusNotFound, "late", "Nothing pending — there is no request "+id+".")
@@ -424,7 +425,7 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
 		c.answerElicit(w, r, a, req, decision, back)
 		return
 	}
-	ans := broker.Answer{By: a.by(), Surface: SurfaceName}
+	ans := surface.Answer{By: a.identity()}
 	if decision == "always" && !a.allows(credential.Admin) {
 		c.done(w, r, a, back, http.StatusForbidden, "error", "Not answered: an \"always\" grant changes policy and needs a token with the admin scope; this token may answer once, for the session, or deny.")
 		return
@@ -466,7 +467,7 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, a *authn) {
 // refuses. An elicitation grants nothing, so the approval scopes are
 // refused rather than quietly treated as an accept.
 func (c *Console) answerElicit(w http.ResponseWriter, r *http.Request, a *authn, req store.Request, decision, back string) {
-	ans := broker.Answer{By: a.by(), Surface: SurfaceName}
+	ans := surface.Answer{By: a.identity()}
 	switch decision {
 	case "accept":
 		ans.Approve, ans.Scope = true, store.Once
@@ -498,10 +499,10 @@ func (c *Console) answerElicit(w http.ResponseWriter, r *http.Request, a *authn,
 
 // resolve hands an answer to the broker and tells the human whether it
 // counted.
-func (c *Console) resolve(w http.ResponseWriter, r *http.Request, a *authn, back, id string, ans broker.Answer) {
-	// The human has spoken: record the answer even if the browser goes
-	// away while the store writes it.
-	req, err := c.o.Broker.Resolve(context.WithoutCancel(r.Context()), id, ans)
+func (c *Console) resolve(w http.ResponseWriter, r *http.Request, a *authn, back, id string, ans surface.Answer) {
+	// The human has spoken: the host records the answer even if the
+	// browser goes away while the store writes it.
+	req, err := c.o.Host.Answer(r.Context(), id, ans)
 	switch {
 	case errors.Is(err, broker.ErrNotPending):
 		c.done(w, r, a, back, http.StatusConflict, "late", lateText(req))

@@ -8,20 +8,15 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
 
-	"github.com/wardenhq/warden/internal/agent"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/form"
 	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/surface"
 )
-
-// maxOutput bounds the output a run keeps, in bytes.
-const maxOutput = 64 << 10
 
 // Run states.
 const (
@@ -59,14 +54,14 @@ type run struct {
 	request string // the pending request it asked, if any
 	message string
 	exit    int
-	out     *output
+	out     *surface.Output
 	steps   []transcriptStep // an agent run's transcript
 	dropped int              // steps dropped from its start to keep maxSteps
 }
 
 // transcriptStep is one event of an agent run as its transcript shows it.
 type transcriptStep struct {
-	Kind    string // an agent.EventKind
+	Kind    string // a surface.StepKind
 	Tool    string
 	Args    string
 	Text    string
@@ -76,14 +71,14 @@ type transcriptStep struct {
 // addStep records an agent event, bounded and made safe to show. The
 // model writes tool arguments and replies, and tools print anything, so
 // all of it is treated as untrusted text.
-func (ru *run) addStep(e agent.Event) {
+func (ru *run) addStep(e surface.Step) {
 	st := transcriptStep{Kind: string(e.Kind), Tool: form.Clean(e.Tool, form.MaxLabel, false), Request: e.Request}
 	switch e.Kind {
-	case agent.ToolCall:
+	case surface.StepToolCall:
 		st.Args = form.Clean(e.Args, maxStepArgs, true)
-	case agent.ToolResult:
-		st.Text = abbreviate(form.Clean(e.Text, 4*maxOutput, true), maxStepOut)
-	case agent.Pending:
+	case surface.StepToolResult:
+		st.Text = abbreviate(form.Clean(e.Text, 4*surface.MaxOutput, true), maxStepOut)
+	case surface.StepPending:
 		ru.request = e.Request
 		st.Text = form.Clean(e.Text, maxStepText, true)
 	default:
@@ -96,50 +91,15 @@ func (ru *run) addStep(e agent.Event) {
 	ru.steps = append(ru.steps, st)
 }
 
-// abbreviate keeps the head and the tail of a long text (a command's
-// first lines and its exit status), saying how much was cut.
-func abbreviate(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	half := limit / 2
-	head, tail := half, len(s)-half
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return s[:head] + fmt.Sprintf("\n… %d bytes not shown …\n", tail-head) + s[tail:]
-}
+// abbreviate keeps the head and the tail of a long text, half of limit
+// each.
+func abbreviate(s string, limit int) string { return surface.Abbreviate(s, limit, limit/2) }
 
-// output is a bounded, concurrency-safe buffer for a command's stdout and
-// stderr (the terminal writes both from its own goroutines).
-type output struct {
-	mu        sync.Mutex
-	b         []byte
-	truncated bool
-}
-
-// Write keeps the first maxOutput bytes.
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	room := maxOutput - len(o.b)
-	if len(p) > room {
-		o.b = append(o.b, p[:max(room, 0)]...)
-		o.truncated = true
-	} else {
-		o.b = append(o.b, p...)
-	}
-	return len(p), nil
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	s := strings.ToValidUTF8(string(o.b), "\uFFFD")
-	if o.truncated {
+// outputText is a run's output as its page shows it: valid UTF-8,
+// saying where it was cut.
+func outputText(o *surface.Output) string {
+	s := strings.ToValidUTF8(o.String(), "\uFFFD")
+	if o.Truncated() {
 		s += "\n… output truncated"
 	}
 	return s
@@ -198,7 +158,7 @@ func (c *Console) sessionsPage(w http.ResponseWriter, r *http.Request, a *authn)
 		c.fail(w, r, fmt.Errorf("list sessions: %w", err))
 		return
 	}
-	pending, err := c.o.Broker.Pending(r.Context(), "")
+	pending, err := c.o.Host.Pending(r.Context(), "")
 	if err != nil {
 		c.fail(w, r, fmt.Errorf("list pending: %w", err))
 		return
@@ -238,9 +198,9 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request, a *authn) 
 		ListURL:    "/pending/list" + queryOf("session", key, "back", here),
 		RunsURL:    here + "/runs",
 		Queue:      queue,
-		Composer:   (c.o.Runner != nil || c.o.Agent.Configured()) && isWebSession(row) && row.Ended.IsZero(),
-		Model:      c.o.Agent.Configured(),
-		Shell:      c.o.Runner != nil,
+		Composer:   isWebSession(row) && row.Ended.IsZero(),
+		Model:      c.o.Host.Agent(),
+		Shell:      true,
 		Runs:       c.runViews(key),
 		ShellReset: c.o.ShellReset != nil,
 	}
@@ -361,10 +321,7 @@ func (c *Console) runCommand(w http.ResponseWriter, r *http.Request, a *authn) {
 	case isShell && cmd == "":
 		c.done(w, r, a, here, http.StatusBadRequest, "error", "Type a command after the !, like !ls -la.")
 		return
-	case isShell && c.o.Runner == nil:
-		c.done(w, r, a, here, http.StatusServiceUnavailable, "error", "This console cannot run commands.")
-		return
-	case !isShell && !c.o.Agent.Configured():
+	case !isShell && !c.o.Host.Agent():
 		c.done(w, r, a, here, http.StatusServiceUnavailable, "error", noModelText+" Lines starting with ! run as shell commands.")
 		return
 	case !isShell && len(line) > maxMessage:
@@ -432,7 +389,7 @@ func (c *Console) startRun(o owner.Owner, line string, toAgent bool) (*run, erro
 	}
 	c.active++
 	c.nextRun++
-	ru := &run{id: c.nextRun, session: key, command: line, agent: toAgent, started: c.o.Now(), state: runStarted, out: &output{}}
+	ru := &run{id: c.nextRun, session: key, command: line, agent: toAgent, started: c.o.Now(), state: runStarted, out: &surface.Output{}}
 	rs := append(c.runs[key], ru)
 	if len(rs) > maxRunsPerSession {
 		rs = rs[len(rs)-maxRunsPerSession:]
@@ -452,27 +409,24 @@ func (c *Console) startRun(o owner.Owner, line string, toAgent bool) (*run, erro
 // shell runs one composer command as its owner and records the outcome.
 func (c *Console) shell(o owner.Owner, ru *run) {
 	defer c.wg.Done()
-	ctx := owner.With(c.ctx, o)
-	asking := broker.WithNotify(ctx, func(req store.Request) {
+	asking := broker.Notifying(o, func(req store.Request) {
 		c.updateRun(ru, func() { ru.request = req.ID })
 	})
-	out, code, err := c.o.Runner.Shell(asking, ru.command, c.o.Dir, ru.out, ru.out)
+	out, err := c.o.Host.Shell(c.ctx, asking, ru.command, ru.out, ru.out)
 	c.updateRun(ru, func() {
 		c.active--
 		ru.ended = c.o.Now()
 		switch {
-		case err != nil && out.Message == "":
-			ru.state, ru.message = runFailed, err.Error()
 		case err != nil:
 			ru.state, ru.message = runFailed, out.Message
-		case !out.Allowed:
+		case !out.Ran:
 			ru.state, ru.message = runBlocked, out.Message
 		default:
-			ru.state, ru.exit = runDone, code
+			ru.state, ru.exit = runDone, out.Exit
 		}
 	})
 	if err != nil {
-		c.log.WarnContext(ctx, "composer run failed", "run", ru.id, "err", err)
+		c.log.WarnContext(c.ctx, "composer run failed", "run", ru.id, "session", ru.session, "err", err)
 	}
 }
 
@@ -481,11 +435,10 @@ func (c *Console) shell(o owner.Owner, ru *run) {
 // transcript as it happens.
 func (c *Console) converse(o owner.Owner, ru *run) {
 	defer c.wg.Done()
-	ctx := owner.With(c.ctx, o)
-	emit := func(e agent.Event) {
+	emit := func(e surface.Step) {
 		c.updateRun(ru, func() { ru.addStep(e) })
 	}
-	res, err := c.o.Agent.Run(ctx, agent.Run{Conversation: ru.session, Dir: c.o.Dir, Emit: emit}, ru.command)
+	res, err := c.o.Host.Converse(c.ctx, o, ru.session, ru.command, emit)
 	c.updateRun(ru, func() {
 		c.active--
 		if c.talking[ru.session] == ru {
@@ -503,14 +456,14 @@ func (c *Console) converse(o owner.Owner, ru *run) {
 		}
 	})
 	if err != nil {
-		c.log.WarnContext(ctx, "agent run failed", "run", ru.id, "err", err)
+		c.log.WarnContext(c.ctx, "agent run failed", "run", ru.id, "session", ru.session, "err", err)
 	}
 }
 
 // agentError says why an agent run stopped, for the human.
 func agentError(err error) string {
 	switch {
-	case errors.Is(err, llm.ErrNotConfigured):
+	case errors.Is(err, surface.ErrNoModel), errors.Is(err, llm.ErrNotConfigured):
 		return noModelText
 	case errors.Is(err, llm.ErrUnavailable):
 		return "The model is unavailable: " + form.Clean(err.Error(), maxStepText, false)
@@ -544,7 +497,7 @@ func (c *Console) runViews(key string) []runView {
 	c.mu.Unlock()
 	for i := range views {
 		ru := rs[len(rs)-1-i]
-		views[i].Output = ru.out.String()
+		views[i].Output = outputText(ru.out)
 		views[i].Key = fmt.Sprintf("run-%d-%s-%s-%d-%d", views[i].ID, views[i].State, views[i].Request, len(views[i].Output), len(views[i].Steps)+views[i].Dropped)
 	}
 	return views

@@ -362,39 +362,16 @@ func (s *Server) WaitResponse(id string, d time.Duration) Response {
 
 // Messages returns copies of channel's messages ("" for all).
 func (s *Server) Messages(channel string) []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Message
-	for _, m := range s.messages {
-		if channel == "" || m.Channel == channel {
-			out = append(out, *m)
-		}
-	}
-	return out
+	return chattest.Copies(&s.mu, &s.messages, func(m *Message) bool { return channel == "" || m.Channel == channel })
 }
 
 // Get returns message id.
 func (s *Server) Get(id string) (Message, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, m := range s.messages {
-		if m.ID == id {
-			return *m, true
-		}
-	}
-	return Message{}, false
+	return chattest.Find(&s.mu, &s.messages, func(m *Message) bool { return m.ID == id })
 }
 
 // Modals returns the modals opened so far.
-func (s *Server) Modals() []Modal {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Modal
-	for _, m := range s.modals {
-		out = append(out, *m)
-	}
-	return out
-}
+func (s *Server) Modals() []Modal { return chattest.Copies(&s.mu, &s.modals, nil) }
 
 // Wait waits until cond holds (checked on every change), failing the
 // test after d.
@@ -407,17 +384,9 @@ func (s *Server) Wait(what string, d time.Duration, cond func(s *Server) bool) {
 // containing sub.
 func (s *Server) WaitMessage(channel, sub string, d time.Duration) Message {
 	s.t.Helper()
-	var got Message
-	s.Wait("a message with "+strconv.Quote(sub), d, func(s *Server) bool {
-		for _, m := range s.Messages(channel) {
-			if m.Author == BotID && !m.Ephemeral && strings.Contains(m.Content, sub) {
-				got = m
-				return true
-			}
-		}
-		return false
-	})
-	return got
+	return chattest.WaitFor(s.t, &s.changes, "discordtest: a message with "+strconv.Quote(sub), d,
+		func() []Message { return s.Messages(channel) },
+		func(m Message) bool { return m.Author == BotID && !m.Ephemeral && strings.Contains(m.Content, sub) }, s.dump)
 }
 
 func (s *Server) dump() string {

@@ -363,27 +363,11 @@ func (s *Server) WaitAck(id string, d time.Duration) json.RawMessage {
 // Messages returns copies of channel's messages (ephemerals included),
 // oldest first; "" for every channel.
 func (s *Server) Messages(channel string) []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Message
-	for _, m := range s.messages {
-		if channel == "" || m.Channel == channel {
-			out = append(out, *m)
-		}
-	}
-	return out
+	return chattest.Copies(&s.mu, &s.messages, func(m *Message) bool { return channel == "" || m.Channel == channel })
 }
 
 // Views returns the modals opened so far.
-func (s *Server) Views() []View {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []View
-	for _, v := range s.views {
-		out = append(out, *v)
-	}
-	return out
-}
+func (s *Server) Views() []View { return chattest.Copies(&s.mu, &s.views, nil) }
 
 // Wait waits until cond holds (checked on every change), failing the
 // test after d.
@@ -396,45 +380,22 @@ func (s *Server) Wait(what string, d time.Duration, cond func(s *Server) bool) {
 // text contains sub.
 func (s *Server) WaitMessage(channel, sub string, d time.Duration) Message {
 	s.t.Helper()
-	var got Message
-	s.Wait("a message with "+strconv.Quote(sub), d, func(s *Server) bool {
-		for _, m := range s.Messages(channel) {
-			if m.User == "" && m.Ephemeral == "" && strings.Contains(m.Text, sub) {
-				got = m
-				return true
-			}
-		}
-		return false
-	})
-	return got
+	return chattest.WaitFor(s.t, &s.changes, "slacktest: a message with "+strconv.Quote(sub), d,
+		func() []Message { return s.Messages(channel) },
+		func(m Message) bool { return m.User == "" && m.Ephemeral == "" && strings.Contains(m.Text, sub) }, s.dump)
 }
 
 // WaitEphemeral waits for an ephemeral message to user containing sub.
 func (s *Server) WaitEphemeral(user, sub string, d time.Duration) Message {
 	s.t.Helper()
-	var got Message
-	s.Wait("an ephemeral message with "+strconv.Quote(sub), d, func(s *Server) bool {
-		for _, m := range s.Messages("") {
-			if m.Ephemeral == user && strings.Contains(m.Text, sub) {
-				got = m
-				return true
-			}
-		}
-		return false
-	})
-	return got
+	return chattest.WaitFor(s.t, &s.changes, "slacktest: an ephemeral message with "+strconv.Quote(sub), d,
+		func() []Message { return s.Messages("") },
+		func(m Message) bool { return m.Ephemeral == user && strings.Contains(m.Text, sub) }, s.dump)
 }
 
 // Get returns message ts of channel.
 func (s *Server) Get(channel, ts string) (Message, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, m := range s.messages {
-		if m.Channel == channel && m.TS == ts {
-			return *m, true
-		}
-	}
-	return Message{}, false
+	return chattest.Find(&s.mu, &s.messages, func(m *Message) bool { return m.Channel == channel && m.TS == ts })
 }
 
 func (s *Server) dump() string {

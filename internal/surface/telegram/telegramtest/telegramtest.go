@@ -241,15 +241,7 @@ func (s *Server) Duplicate(id int) int {
 // Messages returns a copy of the messages of chat, oldest first (chat 0:
 // all).
 func (s *Server) Messages(chat int64) []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Message
-	for _, m := range s.messages {
-		if chat == 0 || m.Chat == chat {
-			out = append(out, *m)
-		}
-	}
-	return out
+	return chattest.Copies(&s.mu, &s.messages, func(m *Message) bool { return chat == 0 || m.Chat == chat })
 }
 
 // Answers returns the callback queries' answers so far.
@@ -277,29 +269,14 @@ func (s *Server) Wait(what string, d time.Duration, cond func(s *Server) bool) {
 // and returns it.
 func (s *Server) WaitMessage(chat int64, sub string, d time.Duration) Message {
 	s.t.Helper()
-	var got Message
-	s.Wait("a message with "+strconv.Quote(sub), d, func(s *Server) bool {
-		for _, m := range s.Messages(chat) {
-			if m.From.ID == BotID && strings.Contains(m.Text, sub) {
-				got = m
-				return true
-			}
-		}
-		return false
-	})
-	return got
+	return chattest.WaitFor(s.t, &s.changes, "telegramtest: a message with "+strconv.Quote(sub), d,
+		func() []Message { return s.Messages(chat) },
+		func(m Message) bool { return m.From.ID == BotID && strings.Contains(m.Text, sub) }, s.dump)
 }
 
 // Message returns message id.
 func (s *Server) Message(id int) (Message, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, m := range s.messages {
-		if m.ID == id {
-			return *m, true
-		}
-	}
-	return Message{}, false
+	return chattest.Find(&s.mu, &s.messages, func(m *Message) bool { return m.ID == id })
 }
 
 func (s *Server) dump() string {

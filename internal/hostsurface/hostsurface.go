@@ -1,4 +1,9 @@
-package host
+// Package hostsurface is the host's side of internal/surface: what
+// every surface (the chat adapters, the web console, the chat terminal)
+// may do, each thing through the part that owns it. It is apart from
+// internal/host so that a surface's tests can build it on real parts
+// without building the whole host.
+package hostsurface
 
 import (
 	"context"
@@ -19,8 +24,8 @@ import (
 	"github.com/wardenhq/warden/internal/surface"
 )
 
-// SurfaceParts are what the host's surface interface is built on.
-type SurfaceParts struct {
+// Parts are what the host's surface interface is built on.
+type Parts struct {
 	Broker   *broker.Broker
 	Requests interface {
 		GetRequest(ctx context.Context, id string) (store.Request, error)
@@ -32,6 +37,9 @@ type SurfaceParts struct {
 	Agent *agent.Agent
 	// Dir is where commands run; "" is the host's directory.
 	Dir string
+	// Stream asks the agent for its words as they come (Text steps with
+	// Delta set), for a surface that prints them (the chat terminal).
+	Stream bool
 	// Console is the console's base URL ("http://host:port/"), for links
 	// to requests; "" gives no links.
 	Console string
@@ -44,7 +52,7 @@ type SurfaceParts struct {
 // broker's compare-and-swap, commands through the runner's gate, refused
 // answers into the runner's audit log).
 type Surface struct {
-	p   SurfaceParts
+	p   Parts
 	log *slog.Logger
 
 	mu      sync.Mutex
@@ -53,8 +61,8 @@ type Surface struct {
 
 var _ surface.Host = (*Surface)(nil)
 
-// NewSurface returns the host's surface interface over p.
-func NewSurface(p SurfaceParts) *Surface {
+// New returns the host's surface interface over p.
+func New(p Parts) *Surface {
 	if p.Logger == nil {
 		p.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -71,7 +79,11 @@ func (s *Surface) Pending(ctx context.Context, session string) ([]store.Request,
 
 // Request implements surface.Host.
 func (s *Surface) Request(ctx context.Context, id string) (store.Request, error) {
-	return s.p.Requests.GetRequest(ctx, id)
+	r, err := s.p.Requests.GetRequest(ctx, id)
+	if err == nil && r.State != store.Pending {
+		s.p.Broker.Wake(context.WithoutCancel(ctx), id)
+	}
+	return r, err
 }
 
 // Watch implements surface.Host.
@@ -86,10 +98,15 @@ func (s *Surface) Answer(ctx context.Context, id string, a surface.Answer) (stor
 	if a.By.Surface == "" || a.By.User == "" {
 		return store.Request{}, errors.New("answer: no proven identity")
 	}
-	return s.p.Broker.Resolve(context.WithoutCancel(ctx), id, broker.Answer{
+	ctx = context.WithoutCancel(ctx)
+	r, err := s.p.Broker.Resolve(ctx, id, broker.Answer{
 		Approve: a.Approve, Scope: a.Scope, Grain: a.Grain, Pattern: a.Pattern,
 		Reason: a.Reason, Content: a.Content, By: a.By.String(), Surface: a.By.Surface,
 	})
+	if errors.Is(err, broker.ErrNotPending) {
+		s.p.Broker.Wake(ctx, id)
+	}
+	return r, err
 }
 
 // Refused implements surface.Host: the runner writes the record.
@@ -132,7 +149,10 @@ func sameSession(row store.SessionRow, o owner.Owner) bool {
 	if o.Kind() == owner.KindGateway {
 		return first.Platform() == o.Platform() && first.Chat() == o.Chat()
 	}
-	return first.Equal(o)
+	// The row's owner is parsed from its text and has no answer
+	// channel; o may have one (an attended terminal): compare the text,
+	// which names the kind, ids, session and lineage.
+	return first.String() == o.String()
 }
 
 // SetYolo implements surface.Host.
@@ -145,13 +165,13 @@ func (s *Surface) SetYolo(ctx context.Context, session string, on bool, by surfa
 }
 
 // Shell implements surface.Host.
-func (s *Surface) Shell(ctx context.Context, o owner.Owner, command string, out io.Writer) (surface.Outcome, error) {
+func (s *Surface) Shell(ctx context.Context, o owner.Owner, command string, stdout, stderr io.Writer) (surface.Outcome, error) {
 	if o.SessionKey() == "" {
 		return surface.Outcome{}, errors.New("shell: owner has no session")
 	}
 	var asked string
 	o = broker.Notifying(o, func(r store.Request) { asked = r.ID })
-	res, code, err := s.p.Runner.Shell(owner.With(ctx, o), command, s.p.Dir, out, out)
+	res, code, err := s.p.Runner.Shell(owner.With(ctx, o), command, s.p.Dir, stdout, stderr)
 	o2 := surface.Outcome{Request: asked, Message: res.Message}
 	if res.Request != nil {
 		o2.Request = res.Request.ID
@@ -182,10 +202,10 @@ func (s *Surface) Converse(ctx context.Context, o owner.Owner, conversation, mes
 		delete(s.talking, conversation)
 		s.mu.Unlock()
 	}()
-	run := agent.Run{Conversation: conversation, Dir: s.p.Dir}
+	run := agent.Run{Conversation: conversation, Dir: s.p.Dir, Stream: s.p.Stream}
 	if emit != nil {
 		run.Emit = func(e agent.Event) {
-			emit(surface.Step{Kind: surface.StepKind(e.Kind), Text: e.Text, Tool: e.Tool, Args: e.Args, Request: e.Request})
+			emit(surface.Step{Kind: surface.StepKind(e.Kind), Text: e.Text, Delta: e.Delta, Tool: e.Tool, Args: e.Args, Request: e.Request})
 		}
 	}
 	res, err := s.p.Agent.Run(owner.With(ctx, o), run, message)
