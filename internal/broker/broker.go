@@ -103,6 +103,9 @@ type waiter struct {
 	created chan struct{} // closed once req is stored (or failed to be)
 	done    chan struct{} // closed once final is set
 	final   store.Request
+	// parked are the askers waiting in a Parker (park.go), interrupted
+	// when the request ends.
+	parked []Parker
 }
 
 // New returns a Broker.
@@ -329,6 +332,9 @@ func (b *Broker) request(id string, q Question, now, deadline time.Time) (store.
 // wait blocks until the request ends. A leader ends it itself on its
 // deadline or when its ctx ends; the first resolution wins either way.
 func (b *Broker) wait(ctx context.Context, w *waiter, q Question, leader bool) store.Request {
+	if p, ok := ctx.Value(parkerKey{}).(Parker); ok {
+		return b.park(ctx, w, p, leader)
+	}
 	if !leader {
 		select {
 		case <-w.done:
@@ -592,16 +598,19 @@ func (b *Broker) resolve(ctx context.Context, id string, res store.Resolution, p
 func (b *Broker) wake(r store.Request) {
 	b.mu.Lock()
 	w, ok := b.waiters[r.ID]
+	var parked []Parker
 	if ok {
 		delete(b.waiters, r.ID)
 		if b.leaders[w.key] == w {
 			delete(b.leaders, w.key)
 		}
-	}
-	b.mu.Unlock()
-	if ok {
 		w.final = r
 		close(w.done)
+		parked = slices.Clone(w.parked)
+	}
+	b.mu.Unlock()
+	for _, p := range parked {
+		p.Interrupt()
 	}
 }
 

@@ -593,6 +593,7 @@ func (h *host) serve(ctx context.Context) error {
 		h.log.WarnContext(down, "close console", "err", err)
 	}
 	sd.Wait()
+	h.api.Wait() // streams the admin socket handed over to their own goroutines (ended by stopServe)
 	stopWatch()
 	wg.Wait()        // the scheduler and the dispatcher have returned: nothing writes the store any more
 	h.agents.close() // MCP servers' sessions end (their stdio servers exit)
