@@ -492,7 +492,8 @@ func (h *host) newCron(ctx context.Context) error {
 	}
 	h.cronJobs = len(jobs)
 	h.cron, err = cron.New(cron.Options{Store: cronMetrics{h.db, h.ops}, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir,
-		Ended: h.dropShell, Agent: h.agents.cronAgent(), Shared: h.pg != nil})
+		Ended: h.dropShell, Agent: h.agents.cronAgent(), Shared: h.pg != nil,
+		Workers: h.pol.start.Cron.Workers, RunTimeout: h.pol.start.Cron.RunTimeout})
 	if err != nil {
 		return fmt.Errorf("cron: %w", err)
 	}
