@@ -221,12 +221,22 @@ func Approved(r store.Request) bool { return r.State == store.Answered }
 // questions of one session share one request; a "once" answer covers
 // only the first asker, so the others ask again.
 func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
+	r, err := b.ask(ctx, &q)
+	if r == nil {
+		return store.Request{}, err
+	}
+	return *r, err
+}
+
+// ask is Ask with pointers, so that the frames under which an asker
+// waits stay small.
+func (b *Broker) ask(ctx context.Context, q *Question) (*store.Request, error) {
 	if !q.Owner.Attended() {
-		return store.Request{}, ErrNoChannel
+		return nil, ErrNoChannel
 	}
 	session := q.Owner.SessionKey()
 	if session == "" {
-		return store.Request{}, fmt.Errorf("%w: owner %s has no session key", ErrNoChannel, q.Owner)
+		return nil, fmt.Errorf("%w: owner %s has no session key", ErrNoChannel, q.Owner)
 	}
 	key := coalesceKey{session, q.Action.Digest()}
 	if q.Elicit != nil {
@@ -236,34 +246,12 @@ func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
 	for {
 		w, leader, err := b.join(ctx, key, q)
 		if err != nil {
-			return store.Request{}, err
+			return nil, err
 		}
-		if !leader && q.Joined != nil {
-			select {
-			case <-w.created:
-			case <-ctx.Done():
-				return store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}, nil
-			}
-			select {
-			case <-w.done:
-				if w.final.State == store.Withdrawn && w.final.Resolved.IsZero() {
-					// Its creation failed: there is nothing to join.
-					return w.final, nil
-				}
-			default:
-			}
-			if err := q.Joined(w.req); err != nil {
-				return store.Request{}, err
-			}
+		if r, err := b.announce(ctx, w, q, leader); r != nil || err != nil {
+			return r, err
 		}
-		if prompter, ok := channelOf(q.Owner).(Prompter); ok {
-			select {
-			case <-w.created:
-				prompter.Prompt(ctx, w.req)
-			case <-ctx.Done():
-			}
-		}
-		final := b.wait(ctx, w, q, leader)
+		final := b.wait(ctx, w, leader)
 		if !leader && final.State == store.Answered && final.Scope == store.Once && q.Elicit == nil {
 			continue // once is once: ask again for this action
 		}
@@ -271,9 +259,42 @@ func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
 	}
 }
 
+// announce records a follower's own ask and hands the question to the
+// owner's Prompter, if it has one; a non-nil result or error ends the
+// ask. Its own frame holds the request copies it passes on, not the
+// asker's while it waits.
+func (b *Broker) announce(ctx context.Context, w *waiter, q *Question, leader bool) (*store.Request, error) {
+	if !leader && q.Joined != nil {
+		select {
+		case <-w.created:
+		case <-ctx.Done():
+			return &store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}, nil
+		}
+		select {
+		case <-w.done:
+			if w.final.State == store.Withdrawn && w.final.Resolved.IsZero() {
+				// Its creation failed: there is nothing to join.
+				return &w.final, nil
+			}
+		default:
+		}
+		if err := q.Joined(w.req); err != nil {
+			return nil, err
+		}
+	}
+	if prompter, ok := channelOf(q.Owner).(Prompter); ok {
+		select {
+		case <-w.created:
+			prompter.Prompt(ctx, w.req)
+		case <-ctx.Done():
+		}
+	}
+	return nil, nil
+}
+
 // join becomes the leader of a new request, or follows an identical
 // pending one.
-func (b *Broker) join(ctx context.Context, key coalesceKey, q Question) (*waiter, bool, error) {
+func (b *Broker) join(ctx context.Context, key coalesceKey, q *Question) (*waiter, bool, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -317,7 +338,7 @@ func (b *Broker) join(ctx context.Context, key coalesceKey, q Question) (*waiter
 	return w, true, nil
 }
 
-func (b *Broker) request(id string, q Question, now, deadline time.Time) (store.Request, error) {
+func (b *Broker) request(id string, q *Question, now, deadline time.Time) (store.Request, error) {
 	ownerJSON, err := json.Marshal(q.Owner)
 	if err != nil {
 		return store.Request{}, err
@@ -331,31 +352,33 @@ func (b *Broker) request(id string, q Question, now, deadline time.Time) (store.
 
 // wait blocks until the request ends. A leader ends it itself on its
 // deadline or when its ctx ends; the first resolution wins either way.
-func (b *Broker) wait(ctx context.Context, w *waiter, q Question, leader bool) store.Request {
+// It returns a pointer, so that the frames of a waiting asker stay small
+// (a request is a large struct; see park.go).
+func (b *Broker) wait(ctx context.Context, w *waiter, leader bool) *store.Request {
 	if p, ok := ctx.Value(parkerKey{}).(Parker); ok {
 		return b.park(ctx, w, p, leader)
 	}
 	if !leader {
 		select {
 		case <-w.done:
-			return w.final
+			return &w.final
 		case <-ctx.Done():
 			// A follower leaving does not end the leader's question.
-			return store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}
+			return &store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}
 		}
 	}
 	timer := time.NewTimer(time.Until(w.req.Deadline))
 	defer timer.Stop()
 	select {
 	case <-w.done:
-		return w.final
+		return &w.final
 	case <-timer.C:
 		b.end(context.WithoutCancel(ctx), w.id, store.Resolution{State: store.Expired, Reason: "no answer before the deadline", At: b.o.Now()})
 	case <-ctx.Done():
 		b.end(context.WithoutCancel(ctx), w.id, store.Resolution{State: store.Withdrawn, Reason: causeOf(ctx), At: b.o.Now()})
 	}
 	<-w.done
-	return w.final
+	return &w.final
 }
 
 func causeOf(ctx context.Context) string {

@@ -37,7 +37,7 @@ func WithParker(ctx context.Context, p Parker) context.Context {
 
 // park waits for w in p: a leader ends its request on its deadline or
 // when its asker goes (ctx ends), a follower leaves it to the leader.
-func (b *Broker) park(ctx context.Context, w *waiter, p Parker, leader bool) store.Request {
+func (b *Broker) park(ctx context.Context, w *waiter, p Parker, leader bool) *store.Request {
 	defer p.Unpark()
 	b.mu.Lock()
 	w.parked = append(w.parked, p)
@@ -72,10 +72,10 @@ func (b *Broker) park(ctx context.Context, w *waiter, p Parker, leader bool) sto
 	}
 	if !ended() {
 		if !leader {
-			return store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}
+			return &store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}
 		}
 		b.end(context.WithoutCancel(ctx), w.id, store.Resolution{State: store.Withdrawn, Reason: causeOf(ctx), At: b.o.Now()})
 	}
 	<-w.done
-	return w.final
+	return &w.final
 }
