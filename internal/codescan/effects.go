@@ -106,6 +106,21 @@ func onPaths(cmd string, idx ...int) effect {
 	}
 }
 
+// metaPath renders "cmd -- P" for a call that only looks at a path's
+// name or metadata (os.listdir, os.stat), when the path is known: the
+// analyser's rules about whose path it is (warden's own directories)
+// still apply. An unknown or absent path adds nothing.
+func metaPath(cmd string) effect {
+	return func(s *state, c *call) *value {
+		if p := c.arg(0, "path"); p != nil {
+			if _, ok := pathOf(p).known(); ok {
+				s.command(cmd + " -- " + s.word(pathOf(p)))
+			}
+		}
+		return vData
+	}
+}
+
 func writeTo(s *state, p *value, appendMode bool) {
 	op := ">"
 	if appendMode {
@@ -276,6 +291,12 @@ func downloadTo(urlIdx, fileIdx int) effect {
 }
 
 func connectEffect(s *state, addr *value) {
+	if addr != nil && addr.k == kStr {
+		// A unix socket's path.
+		s.command("nc -U " + s.word(addr))
+		s.find(ClassNetwork, Dangerous, "opens a network connection")
+		return
+	}
 	host, port := dynStr(), dynStr()
 	if addr != nil && addr.k == kList && len(addr.elems) >= 2 {
 		host, port = addr.elems[0], addr.elems[1]

@@ -423,6 +423,10 @@ func (t *Table) MatchTree(abs string, acc Access) Match {
 		tail, _ := relTail(strings.ToLower(abs))
 		names = splitPath("/" + tail)
 	}
+	// A home whose place is unknown ("~", "~bob") holds what any
+	// unanchored entry names (~/.config/warden, ~/.ssh/…), as a known
+	// home does.
+	home := !isAbs && len(names) == 1 && strings.HasPrefix(names[0], "~")
 	below := append(literalComps(names), comp{anyDepth: true})
 	for i := range t.entries {
 		e := &t.entries[i]
@@ -435,7 +439,7 @@ func (t *Table) MatchTree(abs string, acc Access) Match {
 			}
 			continue
 		}
-		if reachesBelow(e.pat, names) {
+		if home && len(e.pat) > 1 || reachesBelow(e.pat, names) {
 			m = e.match()
 		}
 	}

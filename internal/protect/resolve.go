@@ -70,10 +70,19 @@ const maxLinks = 40
 //     that normalises paths before opening them reaches.
 //
 // Without a known Cwd a relative path is returned cleaned and relative.
+// A relative path in a home-relative Cwd ("~/x", the home unknown) stays
+// home-relative ("~/x/p"), cleaned without climbing above the home.
 // The result is never empty for a non-empty p.
 func Resolve(env Env, p string) []string {
 	if p == "" {
 		return nil
+	}
+	if !path.IsAbs(p) && !strings.HasPrefix(p, "~") && strings.HasPrefix(env.Cwd, "~") {
+		// The directory is home-relative (cd ~/x with the home unknown).
+		p = expandTilde(env, env.Cwd+"/"+p)
+		if !path.IsAbs(p) {
+			return []string{cleanTilde(p)}
+		}
 	}
 	p = expandTilde(env, p)
 	if !path.IsAbs(p) {
@@ -111,6 +120,18 @@ func Resolve(env Env, p string) []string {
 		}
 	}
 	return out
+}
+
+// cleanTilde cleans a path under a home whose place is unknown: a ".."
+// cannot climb above the home ("~/a/../.." is "~"), so rules about what
+// lies in the home still see it.
+func cleanTilde(p string) string {
+	root, rest, _ := strings.Cut(p, "/")
+	c := path.Clean("/" + rest)
+	if c == "/" {
+		return root
+	}
+	return root + c
 }
 
 func expandTilde(env Env, p string) string {

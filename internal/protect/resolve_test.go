@@ -264,3 +264,24 @@ func TestResolveMagicLinks(t *testing.T) {
 		t.Error("magicLink")
 	}
 }
+
+// A directory the line entered by a home-relative name while the home is
+// unknown (cd ~/.config) keeps relative paths home-relative, so the
+// table's ~ patterns still see them; ".." never climbs above the home.
+func TestResolveSymbolicCwd(t *testing.T) {
+	cases := []struct{ cwd, in, want string }{
+		{"~/.config", "warden/config.yaml", "~/.config/warden/config.yaml"},
+		{"~/.config", "../../etc/x", "~/etc/x"},
+		{"~", ".ssh/id_rsa", "~/.ssh/id_rsa"},
+		{"~bob/src", "a", "~bob/src/a"},
+	}
+	for _, c := range cases {
+		got := Resolve(Env{Cwd: c.cwd}, c.in)
+		if len(got) != 1 || got[0] != c.want {
+			t.Errorf("Resolve(cwd %q, %q) = %q, want [%q]", c.cwd, c.in, got, c.want)
+		}
+	}
+	if got := Resolve(Env{Cwd: "~/.config", Home: "/home/u"}, "warden/x"); got[0] != "/home/u/.config/warden/x" {
+		t.Errorf("known home: %q", got)
+	}
+}

@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"path"
 	"strings"
 	"sync"
 
@@ -58,6 +57,11 @@ func isSecretRead(cls string) bool {
 func (w *walker) argClass(a Arg, acc access) (string, Tier, string) {
 	p, ok := w.argPath(a)
 	if !ok {
+		// Run-time parts inside an absolute path (/proc/$PPID/environ):
+		// judge every path it could be.
+		if g, ok := dynamicPattern(a.Value); ok {
+			return w.patternClass(g, acc)
+		}
 		return "", "", ""
 	}
 	if a.Glob && strings.ContainsAny(p, "*?[") {
@@ -111,7 +115,7 @@ func (c *cmd) argPaths() {
 	}
 	meta := metadataOnly[c.name] || c.name == "openssl" && len(c.args) > 1 && (c.args[1].Value == "x509" || c.args[1].Value == "verify" || c.args[1].Value == "crl")
 	for _, a := range c.args[1:] {
-		if !maybePath(a.Value) || strings.ContainsAny(a.Value, " \t\n") {
+		if !maybePath(a.Value) || a.Static && strings.ContainsAny(a.Value, " \t\n") {
 			continue
 		}
 		if !strings.HasPrefix(a.Value, "-") && strings.Contains(a.Value, "=") && a.Static {
@@ -234,11 +238,14 @@ func ruleCd(c *cmd) {
 		return
 	}
 	p, ok := w.resolvePath(a)
-	if !ok || !strings.HasPrefix(p, "/") {
+	if !ok || !isAbs(p) {
 		w.dir = dirState{}
 		return
 	}
-	w.dir = dirState{path: path.Clean(p), known: true, moved: !dotDot(a.Value)}
+	// A home-relative directory stays symbolic ("~/.config") when the
+	// home is unknown: `cd ~/.config && cat warden/config.yaml` names
+	// ~/.config/warden/config.yaml as surely as the absolute spelling.
+	w.dir = dirState{path: p, known: true, moved: !dotDot(a.Value)}
 	// Entering warden's own directory is how a relative path reaches it.
 	if cls, tier, d := w.pathClass(p, accRead); cls == clsWardenSelf {
 		w.findTier(c.idx, cls, tier, a.Span, d)

@@ -80,7 +80,7 @@ var (
 	clsService          = def("system", "service.stop", TierDangerous, "stop, restart, disable or mask a system service")
 	clsForceKill        = def("process", "proc.force_kill", TierDangerous, "force kill processes")
 	clsKillWarden       = def("process", "proc.kill_warden", TierDangerous, "kill warden itself")
-	clsProcMem          = def("process", "proc.mem", TierDangerous, "access to another process's memory (/proc/*/mem)")
+	clsProcMem          = def("process", "proc.mem", TierDangerous, "access to another process's memory (/proc/*/mem, a debugger or tracer attached to it)")
 	clsInlineCode       = opaque("exec", "exec.inline_code", TierDangerous, "interpreter code warden could not read completely (python -c, perl -e, node -e, a here-doc or pipe)")
 	clsProgramOption    = def("exec", "exec.program_option", TierDangerous, "option that makes a tool run another program")
 	clsDynamic          = opaque("exec", "exec.dynamic", TierDangerous, "dynamic execution: the command run cannot be known statically")

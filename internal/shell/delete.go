@@ -1,6 +1,10 @@
 package shell
 
-import "strings"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Family delete: rm, find -delete, and the moves that delete.
 
@@ -108,6 +112,30 @@ func ruleRm(c *cmd) {
 	}
 }
 
+// findOpens judges what find -exec's command is given: every file of
+// the trees at starts (the working directory without any), or, with
+// -maxdepth 0 or 1, the starts or their entries (those -name names)
+// only.
+func (c *cmd) findOpens(starts []Arg, maxDepth int, name string) {
+	if len(starts) == 0 {
+		starts = []Arg{{Value: ".", Static: true, Span: c.span}}
+	}
+	switch maxDepth {
+	case 0:
+		c.reads(starts)
+	case 1:
+		for _, s := range starts {
+			if s.Static && !s.Glob {
+				c.reads([]Arg{{Value: strings.TrimSuffix(s.Value, "/") + "/" + name, Static: true, Glob: true, Span: s.Span}})
+			} else {
+				c.tree([]Arg{s}, accRead)
+			}
+		}
+	default:
+		c.tree(starts, accRead)
+	}
+}
+
 // ruleFind handles find: -exec/-execdir/-ok/-okdir run commands, -delete
 // deletes, -fprint and friends write files, and the start paths say how
 // much.
@@ -136,12 +164,25 @@ func ruleFind(c *cmd) {
 		starts = append(starts, c.args[i])
 		i++
 	}
-	deletes := false
+	deletes, opens := false, false
+	maxDepth := -1
+	names, name := 0, "" // the one -name pattern, if just one
 	for i < len(c.args) {
 		v := c.args[i].Value
 		switch v {
 		case "-follow":
 			followsLinks = true
+		case "-name":
+			if i+1 < len(c.args) && c.args[i+1].Static && !strings.Contains(c.args[i+1].Value, "/") {
+				names++
+				name = c.args[i+1].Value
+			}
+		case "-maxdepth":
+			if i+1 < len(c.args) && c.args[i+1].Static {
+				if n, err := strconv.Atoi(c.args[i+1].Value); err == nil && n >= 0 {
+					maxDepth = n
+				}
+			}
 		case "-delete":
 			deletes = true
 		case "-exec", "-execdir", "-ok", "-okdir":
@@ -152,10 +193,16 @@ func ruleFind(c *cmd) {
 			if j > i+1 {
 				inner := c.run(c.args[i+1:j], "find "+v)
 				if inner >= 0 {
-					switch c.w.a.Commands[inner].key() {
+					k := c.w.a.Commands[inner].key()
+					switch k {
 					case "rm", "shred", "unlink", "rmdir":
 						deletes = true
 					}
+					// What -exec runs gets every file of the tree: a
+					// reader (cat, base64, sh -c …) reads them all.
+					opens = opens || !metadataOnly[k]
+				} else {
+					opens = true
 				}
 			}
 			i = j
@@ -169,6 +216,12 @@ func ruleFind(c *cmd) {
 			}
 		}
 		i++
+	}
+	if opens {
+		if names != 1 || slices.ContainsFunc(c.args, func(a Arg) bool { return a.Value == "-o" || a.Value == "!" || a.Value == "-not" || a.Value == "-or" }) {
+			name = "*"
+		}
+		c.findOpens(starts, maxDepth, name)
 	}
 	if !deletes {
 		return

@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"path"
 	"strings"
 )
 
@@ -426,6 +425,11 @@ func (c *cmd) launch(l *launcher, from int) {
 	}
 	p := parseOpts(l.spec, c.args, from)
 	c.explain(&p)
+	if (c.name == "strace" || c.name == "ltrace") && p.has("p") {
+		// Attached to a running process, it prints what that process
+		// reads and writes: its secrets pass through.
+		c.find(clsProcMem, c.span)
+	}
 	if p.has(l.inspect...) || len(l.needs) > 0 && !p.has(l.needs...) {
 		if c.name == "sudo" && p.has("e") {
 			c.writes(p.operands) // sudoedit
@@ -603,8 +607,8 @@ func (c *cmd) launchRest(lr launchRun, rest []Arg, alt bool) {
 func (w *walker) chdir(idx int, dir Arg) func() {
 	saved := w.dir
 	w.dir = dirState{}
-	if p, ok := w.resolvePath(dir); ok && strings.HasPrefix(p, "/") {
-		w.dir = dirState{path: path.Clean(p), known: true, moved: !dotDot(dir.Value)}
+	if p, ok := w.resolvePath(dir); ok && isAbs(p) {
+		w.dir = dirState{path: p, known: true, moved: !dotDot(dir.Value)}
 		if cls, tier, d := w.pathClass(p, accRead); cls == clsWardenSelf {
 			w.findTier(idx, cls, tier, dir.Span, d)
 		}

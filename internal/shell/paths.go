@@ -28,19 +28,35 @@ func (w *walker) resolvePath(a Arg) (string, bool) {
 }
 
 // expandVars replaces a leading $HOME, ${HOME}, $XDG_…, $TMPDIR (the
-// shapes the walker gives dynamic words) with the owner's values.
+// shapes the walker gives dynamic words) with the owner's values. An XDG
+// base directory the owner's state does not name takes its default
+// (~/.config, ~/.local/state, …), and ${NAME:-WORD} (also -, := and =)
+// with NAME unknown takes WORD, expanded the same way: what bash uses
+// when the variable is unset, and where warden's own files are.
 func (w *walker) expandVars(p string) (string, bool) {
 	if !strings.HasPrefix(p, "$") {
 		return p, false
 	}
 	name := p[1:]
-	rest := ""
+	rest, def, hasDef := "", "", false
 	if strings.HasPrefix(name, "{") {
-		end := strings.IndexByte(name, '}')
+		end := closingBrace(name)
 		if end < 0 {
 			return p, false
 		}
 		name, rest = name[1:end], name[end+1:]
+		if i := strings.IndexAny(name, ":-="); i > 0 {
+			op := name[i:]
+			switch {
+			case strings.HasPrefix(op, ":-"), strings.HasPrefix(op, ":="):
+				def, hasDef = op[2:], true
+			case op[0] == '-' || op[0] == '=':
+				def, hasDef = op[1:], true
+			default:
+				return p, false
+			}
+			name = name[:i]
+		}
 	} else {
 		end := len(name)
 		for i, r := range name {
@@ -51,7 +67,7 @@ func (w *walker) expandVars(p string) (string, bool) {
 		}
 		name, rest = name[:end], name[end:]
 	}
-	if strings.ContainsAny(rest, "$`") {
+	if strings.ContainsAny(rest, "$`") || !validName(name) {
 		return p, false
 	}
 	if name == "HOME" {
@@ -63,10 +79,130 @@ func (w *walker) expandVars(p string) (string, bool) {
 	if v, ok := w.opts.Env[name]; ok && v != "" {
 		return v + rest, true
 	}
+	if hasDef {
+		if def == "" || strings.ContainsAny(def, "`") {
+			return p, false
+		}
+		if !strings.HasPrefix(def, "$") {
+			if strings.ContainsAny(def, "$") {
+				return p, false
+			}
+			return def + rest, true
+		}
+		d, ok := w.expandVars(def)
+		return d + rest, ok
+	}
+	if d, ok := xdgDefaults[name]; ok {
+		return d + rest, true
+	}
 	if name == "TMPDIR" {
 		return "$TMPDIR" + rest, true
 	}
 	return p, false
+}
+
+// xdgDefaults are the XDG base directories' values when unset, and
+// warden's own state variable's default: a line that names one of them
+// names warden's files there.
+var xdgDefaults = map[string]string{
+	"XDG_CONFIG_HOME": "~/.config", "XDG_STATE_HOME": "~/.local/state", "XDG_DATA_HOME": "~/.local/share",
+	"XDG_CACHE_HOME": "~/.cache", "WARDEN_STATE": "~/.local/state/warden",
+}
+
+// closingBrace returns the index in s (which starts with "{") of the "}"
+// that closes it, counting nested "${", or -1.
+func closingBrace(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// dynamicPattern turns the shape of an absolute path with run-time parts
+// ("/proc/$PPID/environ", "/home/$(whoami)/.ssh/id_rsa") into a glob in
+// which each run-time part is "*": the path is one of the glob's
+// matches, so a protected file it could name is seen. A shape that does
+// not start with "/" (its run-time prefix could be any directory) gives
+// no pattern.
+func dynamicPattern(shape string) (string, bool) {
+	if !strings.HasPrefix(shape, "/") {
+		return "", false
+	}
+	var b strings.Builder
+	dyn := false
+	for i := 0; i < len(shape); {
+		c := shape[i]
+		if c != '$' && c != '`' {
+			if c == '*' || c == '?' || c == '[' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		n := shapeLen(shape[i:])
+		if n <= 0 {
+			return "", false
+		}
+		b.WriteByte('*')
+		dyn = true
+		i += n
+	}
+	return b.String(), dyn
+}
+
+// shapeLen is the length of the expansion at the start of s: $NAME,
+// ${…}, $(…), $((…)), `…`, $? and the like; 0 if s does not start one.
+func shapeLen(s string) int {
+	if s[0] == '`' {
+		if j := strings.IndexByte(s[1:], '`'); j >= 0 {
+			return j + 2
+		}
+		return 0
+	}
+	if len(s) < 2 {
+		return 0
+	}
+	switch s[1] {
+	case '{', '(':
+		open, shut := s[1], byte('}')
+		if open == '(' {
+			shut = ')'
+		}
+		depth := 0
+		for i := 1; i < len(s); i++ {
+			switch s[i] {
+			case open:
+				depth++
+			case shut:
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return 0
+	}
+	n := 1
+	for n < len(s) && (s[n] == '_' || s[n] >= 'A' && s[n] <= 'Z' || s[n] >= 'a' && s[n] <= 'z' || s[n] >= '0' && s[n] <= '9') {
+		n++
+	}
+	if n == 1 && strings.IndexByte("$?!#@*-0123456789", s[1]) >= 0 {
+		return 2
+	}
+	if n == 1 {
+		return 0
+	}
+	return n
 }
 
 // home is the owner's home directory, or "".
@@ -110,6 +246,11 @@ func (w *walker) absPath(p string) string {
 		return path.Clean(p)
 	}
 	if cwd := w.cwd(); cwd != "" {
+		if strings.HasPrefix(cwd, "~") {
+			// Symbolic home: join, then clean as a home-relative path
+			// (which never climbs above the home).
+			return w.absPath(cwd + "/" + p)
+		}
 		return path.Join(cwd, p)
 	}
 	// Unknown directory: a path that climbs out of it may reach the root.

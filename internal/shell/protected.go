@@ -152,6 +152,9 @@ func (w *walker) ownerWarden(abs string) (string, bool) {
 // glob could match (bash's expansion, without dotglob).
 func (w *walker) patternClass(g string, acc access) (string, Tier, string) {
 	g = w.absPath(g)
+	if procMem().MatchString(g) {
+		return clsProcMem, TierDangerous, g
+	}
 	if acc&accWrite != 0 && devicePattern(g) {
 		return clsDiskWrite, TierHardline, g
 	}

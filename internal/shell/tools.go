@@ -263,6 +263,11 @@ func ruleGdb(c *cmd) {
 		sp, cmds = lldbSpec, []string{"o", "O", "k"}
 	}
 	p := c.parse(sp)
+	// Attaching to a running process (gdb -p PID, gdb PROG PID, lldb -p
+	// or -n) reads and writes its memory.
+	if p.has("p") || c.name == "lldb" && p.has("n") || c.name == "gdb" && len(p.operands) == 2 && (isDigits(p.operands[1].Value) || !p.operands[1].Static) {
+		c.find(clsProcMem, c.span)
+	}
 	for _, o := range cmds {
 		for _, v := range p.values(o) {
 			c.debuggerCommand(v)
@@ -280,6 +285,11 @@ func ruleGdb(c *cmd) {
 // debuggerCommand judges one gdb or lldb command.
 func (c *cmd) debuggerCommand(a Arg) {
 	t := strings.TrimSpace(a.Value)
+	if f := strings.Fields(t); len(f) > 0 && (f[0] == "attach" || f[0] == "at" || f[0] == "gcore" || f[0] == "generate-core-file" ||
+		len(f) > 1 && f[0] == "process" && (f[1] == "attach" || f[1] == "a")) {
+		c.find(clsProcMem, a.Span)
+		return
+	}
 	for _, pre := range []string{"platform shell ", "shell ", "!"} {
 		if strings.HasPrefix(t, pre) {
 			c.code(Arg{Value: strings.TrimPrefix(t, pre), Static: a.Static, Span: a.Span}, c.name+" shell")
