@@ -77,5 +77,5 @@ func (b *Broker) park(ctx context.Context, w *waiter, p Parker, leader bool) *st
 		b.end(context.WithoutCancel(ctx), w.id, store.Resolution{State: store.Withdrawn, Reason: causeOf(ctx), At: b.o.Now()})
 	}
 	<-w.done
-	return &w.final
+	return w.final
 }

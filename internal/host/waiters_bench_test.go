@@ -83,6 +83,9 @@ func readMemory() hostMemory {
 //	cpu FILE   start a CPU profile into FILE, answer "ok"
 //	cpustop    stop it, answer "ok"
 func benchWaitersServe(root string) int {
+	if os.Getenv("WARDEN_BENCH_MEMPROFILERATE") != "" {
+		runtime.MemProfileRate, _ = strconv.Atoi(os.Getenv("WARDEN_BENCH_MEMPROFILERATE"))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	go func() {
@@ -228,6 +231,9 @@ func benchWaiters(b *testing.B, n int) {
 	state := filepath.Join(root, "state")
 	cmd := exec.Command(os.Args[0], "bench-waiters", root)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "GODEBUG=" + os.Getenv("WARDEN_BENCH_GODEBUG")}
+	if os.Getenv("WARDEN_BENCH_PROFILE") != "" {
+		cmd.Env = append(cmd.Env, "WARDEN_BENCH_MEMPROFILERATE=4096")
+	}
 	cmd.Dir = root
 	logf, err := os.Create(filepath.Join(root, "serve.log"))
 	if err != nil {

@@ -67,21 +67,29 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	}
 
 	peer := mustPeer(r.Context()).String()
-	s.serveStream(w, r, o, errClientGone, func(ctx context.Context, st *stream) {
+	s.serveStream(w, r, o, errClientGone, func(ctx context.Context, st *stream) (*runner.Pending, func()) {
 		s.log.InfoContext(ctx, "exec", "session", req.Session, "peer", peer)
-		out, code, err := s.o.Runner.Shell(broker.WithNotify(ctx, s.pending(st)), req.Command, req.Dir, st.writer(EventStdout), st.writer(EventStderr))
-		switch {
-		case !out.Allowed:
-			st.send(deniedEvent(out))
-		case err != nil:
-			st.send(Event{Event: EventError, Message: err.Error()})
-		default:
-			st.send(Event{Event: EventExit, Code: &code})
-		}
-		if err != nil && !out.Allowed {
-			s.log.WarnContext(ctx, "exec not authorised", "session", req.Session, "err", err)
+		p, rest := s.o.Runner.ShellStart(broker.WithNotify(ctx, s.pending(st)), req.Command, req.Dir, st.writer(EventStdout), st.writer(EventStderr))
+		return p, func() {
+			out, code, err := rest()
+			st.sendOutcome(out, code, err)
+			if err != nil && !out.Allowed {
+				s.log.WarnContext(ctx, "exec not authorised", "session", req.Session, "err", err)
+			}
 		}
 	})
+}
+
+// sendOutcome sends a run's last event: denied, error or exit.
+func (st *stream) sendOutcome(out runner.Outcome, code int, err error) {
+	switch {
+	case !out.Allowed:
+		st.send(deniedEvent(out))
+	case err != nil:
+		st.send(Event{Event: EventError, Message: err.Error()})
+	default:
+		st.send(Event{Event: EventExit, Code: &code})
+	}
 }
 
 // mustPeer is the identity ServeHTTP proved for the request.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/runner"
 )
 
 // Streams. An exec or external request may wait hours for a human, and
@@ -92,24 +93,36 @@ func (st *stream) send(e Event) {
 	}
 }
 
-// serveStream runs work as owner o's streaming request. Its context
-// carries o and the request's values (the peer's identity) and ends when
-// the client hangs up (cause gone: a pending question is then withdrawn,
-// not denied) or the server's base context ends. When the connection
-// can be taken over, serveStream returns at once and work runs in a
-// goroutine of its own (Server.Wait waits for it); otherwise it runs
-// inside the handler. work must not keep r or w.
-func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, o owner.Owner, gone error, work func(ctx context.Context, st *stream)) {
+// serveStream runs work as owner o's streaming request. work does what
+// comes before any wait for a human and returns the question it put (if
+// any) and the rest (nil when it is done). Their context carries o and the request's values (the peer's
+// identity) and ends when the client hangs up (cause gone: a pending
+// question is then withdrawn, not denied) or the server's base context
+// ends. When the connection can be taken over, work runs in the handler,
+// whose goroutine net/http then lets go with its stack, and the rest in
+// a new goroutine (Server.Wait waits for it), which waits for the human
+// parked in a read of the connection under a few small frames;
+// otherwise both run inside the handler. work must not keep r or w.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, o owner.Owner, gone error, work func(ctx context.Context, st *stream) (*runner.Pending, func())) {
 	if st, ctx, done, ok := s.detach(w, r, o, gone); ok {
-		s.streams.Go(func() {
+		p, rest := work(ctx, st)
+		go func() {
 			defer done()
-			work(ctx, st)
-		})
+			if p != nil {
+				p.Await(ctx) // first, under this goroutine's first frames
+			}
+			st.conn.startWatch()
+			if rest != nil {
+				rest()
+			}
+		}()
 		return
 	}
 	ctx, done := streamContext(r, o, gone)
 	defer done()
-	work(ctx, newStream(w))
+	if _, rest := work(ctx, newStream(w)); rest != nil {
+		rest()
+	}
 }
 
 // Wait waits for the streams that left net/http (serveStream) to end.
@@ -136,6 +149,7 @@ func (s *Server) detach(w http.ResponseWriter, r *http.Request, o owner.Owner, g
 		return nil, nil, nil, false
 	}
 	_ = brw // its buffers go with net/http's connection state; the body was read
+	s.streams.Add(1)
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	stopBase := context.AfterFunc(s.base, func() { cancel(context.Cause(s.base)) })
 	cw := &connWaiter{conn: conn, cancel: cancel, gone: gone}
@@ -145,12 +159,12 @@ func (s *Server) detach(w http.ResponseWriter, r *http.Request, o owner.Owner, g
 		st.err = err
 		cancel(gone)
 	}
-	cw.startWatch()
 	done := func() {
 		cw.stopWatch()
 		conn.Close()
 		stopBase()
 		cancel(nil)
+		s.streams.Done()
 	}
 	return st, broker.WithParker(owner.With(ctx, o), cw), done, true
 }
