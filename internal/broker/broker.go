@@ -99,9 +99,9 @@ type coalesceKey struct{ session, digest string }
 type waiter struct {
 	id      string
 	key     coalesceKey
-	req     store.Request // as created; read-only
-	created chan struct{} // closed once req is stored (or failed to be)
-	done    chan struct{} // closed once final is set
+	req     store.Request  // as created; read-only
+	created chan struct{}  // closed once req is stored (or failed to be)
+	done    chan struct{}  // closed once final is set
 	final   *store.Request // set once, before done is closed
 	// parked are the askers waiting in a Parker (park.go), interrupted
 	// when the request ends.
