@@ -151,8 +151,10 @@ func (s *Server) detach(w http.ResponseWriter, r *http.Request, o owner.Owner, g
 	_ = brw // its buffers go with net/http's connection state; the body was read
 	s.streams.Add(1)
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
-	stopBase := context.AfterFunc(s.base, func() { cancel(context.Cause(s.base)) })
 	cw := &connWaiter{conn: conn, cancel: cancel, gone: gone}
+	// The context ends only here and in cw (a hang-up), so a Park
+	// returns when it ends (broker.Parker).
+	stopBase := context.AfterFunc(s.base, func() { cancel(context.Cause(s.base)); cw.Interrupt() })
 	st := &stream{conn: cw}
 	_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	if _, err := conn.Write(head.Bytes()); err != nil {

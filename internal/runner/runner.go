@@ -171,8 +171,15 @@ func (r *Runner) Begin(ctx context.Context, act action.Action) (Outcome, *Pendin
 	if r.o.Broker == nil {
 		return notAsked(fmt.Errorf("ask %s: %w", o, broker.ErrNoChannel))
 	}
+	// The question (and p, which its follower's ask record reads) lives
+	// as long as it waits: it keeps the verdict, not the analysis tree.
+	p := &Pending{r: r, o: o, act: act, d: d, what: "this action"}
+	if d.Analysis != nil {
+		p.what = "`" + d.Analysis.Input + "`"
+		p.d.Analysis = nil
+	}
 	joined := func(req store.Request) error {
-		rec := audit.Record(r.o.Now(), o, act, d, nil)
+		rec := audit.Record(r.o.Now(), p.o, p.act, p.d, nil)
 		rec.RequestID = req.ID
 		return r.record(ctx, rec)
 	}
@@ -190,11 +197,7 @@ func (r *Runner) Begin(ctx context.Context, act action.Action) (Outcome, *Pendin
 	if err != nil {
 		return notAsked(err)
 	}
-	p := &Pending{r: r, o: o, act: act, d: d, what: "this action", pend: pend}
-	if d.Analysis != nil {
-		p.what = "`" + d.Analysis.Input + "`"
-		p.d.Analysis = nil
-	}
+	p.pend = pend
 	if pend == nil {
 		return p.outcome(req), nil, nil
 	}
