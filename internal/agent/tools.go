@@ -206,3 +206,21 @@ func (a *Agent) board(ctx context.Context, b Board, name string, in map[string]a
 	}
 	return "ok"
 }
+
+// TaskTools are the tools a kanban task's agent is offered: the
+// built-ins and the kanban tools of its own task. MCP servers' tools are
+// not among them: the servers and their credentials live on the host,
+// and a task's agent runs in its worker (docs/workers.md).
+func TaskTools() []llm.ToolSpec {
+	return append(append([]llm.ToolSpec(nil), builtins...), boardTools...)
+}
+
+// TaskInput is the message a kanban task's agent starts from: the
+// task's prompt, its title and its body.
+func TaskInput(prompt, title, body string) string {
+	msg := prompt + "\n\nYour kanban task: " + title
+	if body != "" {
+		msg += "\n\n" + body
+	}
+	return msg
+}

@@ -21,15 +21,16 @@ func newKanbanRemoteCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remote ID --token-file FILE [--ttl DURATION] [--json] [--state DIR]",
 		Short: "Issue a ready task to a worker on another machine",
-		Long: `Issue a ready script task to a remote worker: the host claims it for a new
+		Long: `Issue a ready task to a remote worker: the host claims it for a new
 run with no local worker and writes a one-time token bound to that task
 and run to FILE (mode 0600; it must not exist). Copy the file to the other
 machine and run the command this prints there:
 
   warden worker --connect HOST:PORT --pin SHA256 --token-file FILE --task ID --workspace DIR
 
-The worker runs the steps in its own sandbox and asks this host to decide
-each one, as the run's owner. The token is refused after --ttl (default
+The worker runs the steps (or, for a prompt task, the agent loop, whose
+model calls this host answers with its own credentials) in its own
+sandbox and asks this host to decide each action, as the run's owner. The token is refused after --ttl (default
 10m), after one use, or for another task. The host must serve remote
 workers (kanban.remote.enabled; docs/workers.md).
 

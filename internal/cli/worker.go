@@ -28,8 +28,10 @@ func newWorkerCmd() *cobra.Command {
 ID" itself. On another machine, run what "warden kanban remote ID" printed:
 the worker connects to the host's worker listener over TLS (refusing any
 certificate but the pinned one), presents the one-time token, and runs
-the task's steps here, each in this machine's sandbox with --workspace as
-its one writable root, after the host decided it (docs/workers.md).`,
+the task's steps (or a prompt task's agent loop, whose model calls the
+host answers) here, each command in this machine's sandbox with
+--workspace as its one writable root, after the host decided it
+(docs/workers.md).`,
 		Hidden: true, Args: cobra.NoArgs, DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if task == "" {

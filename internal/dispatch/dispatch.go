@@ -54,6 +54,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,6 +63,7 @@ import (
 	"github.com/wardenhq/warden/internal/ancestry"
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/execenv"
+	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/store"
@@ -101,8 +103,16 @@ type Options struct {
 	Sandbox *sandbox.Sandbox
 	// Cron runs cron jobs for workers; nil refuses cron_run.
 	Cron workerapi.CronRunner
-	// Agent runs prompt tasks for their workers; nil means no model.
-	Agent workerapi.Agent
+	// Model answers the model calls of prompt tasks' agents, which run
+	// in their workers (workerapi's model verb); nil means no model.
+	Model llm.Client
+	// MaxTurns caps the model calls of one run (llm.max_turns); zero
+	// means agent.DefaultMaxTurns.
+	MaxTurns int
+	// Withhold are variable names no worker gets, whatever Passthrough
+	// says: the model's API key variable (llm.api_key_env). The model
+	// is the host's; its key stays with the host.
+	Withhold []string
 	// Executable is the warden binary; a worker is
 	// `Executable worker --task ID`.
 	Executable string
@@ -225,6 +235,7 @@ func New(o Options) (*Dispatcher, error) {
 	if o.Boards == nil {
 		o.Boards = board.New(board.Options{Store: o.Board, Now: o.Now})
 	}
+	o.Passthrough = slices.DeleteFunc(slices.Clone(o.Passthrough), func(n string) bool { return slices.Contains(o.Withhold, n) })
 	d := &Dispatcher{
 		o: o, log: o.Logger.With("component", "dispatch"),
 		socket: filepath.Join(o.StateDir, workerapi.SocketName),
@@ -235,13 +246,23 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	d.o.RemoteLease = o.RemoteLease
 	d.srv = workerapi.New(workerapi.Options{
-		Board: o.Board, Runner: o.Runner, Cron: o.Cron, Agent: o.Agent, BoardID: o.BoardID,
+		Board: o.Board, Runner: o.Runner, Cron: o.Cron, Model: o.Model, MaxTurns: o.MaxTurns, BoardID: o.BoardID,
 		ScratchDir: d.scratch(), FailureLimit: o.FailureLimit, Review: o.Review,
-		StepEnv: execenv.Build(o.Environ, o.Passthrough, nil), Passthrough: o.Passthrough, Network: o.Network,
+		StepEnv: d.env(nil), Passthrough: d.o.Passthrough, Network: o.Network,
 		Lease: o.RemoteLease, Lapsed: func(string) { d.Poke() },
 		Logger: o.Logger, Now: o.Now,
 	})
 	return d, nil
+}
+
+// env is a worker's (or its steps') environment: execenv.Build of the
+// host's with the operator's passthrough names, never a withheld
+// variable.
+func (d *Dispatcher) env(extra map[string]string) []string {
+	return slices.DeleteFunc(execenv.Build(d.o.Environ, d.o.Passthrough, extra), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(d.o.Withhold, name)
+	})
 }
 
 // Socket is the worker socket's path.
@@ -534,7 +555,7 @@ func (d *Dispatcher) spawn(ctx context.Context, log *slog.Logger, t store.Task, 
 	o, _ := owner.Kanban(d.o.BoardID, t.ID, r.ID)
 	cmd, err := d.o.Sandbox.Command(sandbox.Spec{
 		Path: d.o.Executable, Args: []string{"worker", "--task", t.ID},
-		Env: execenv.Build(d.o.Environ, d.o.Passthrough, map[string]string{SocketEnv: d.socket}),
+		Env: d.env(map[string]string{SocketEnv: d.socket}),
 		Dir: dir, Workspace: dir, Stdout: logf, Stderr: logf,
 		ExtraFiles: []*os.File{tokR}, // fd 3 = TokenFD
 		Expose:     []string{d.socket},

@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
+	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/runner/runnertest"
 	"github.com/wardenhq/warden/internal/sandbox"
@@ -60,6 +61,11 @@ type hostSetup struct {
 	// beforeRun runs after the dispatcher is built and before it runs
 	// (issue tasks to remote workers before a local one takes them).
 	beforeRun func(d *Dispatcher, db *sqlite.DB)
+	// model answers prompt tasks' model calls; passthrough and withhold
+	// are the dispatcher's.
+	model       llm.Client
+	passthrough []string
+	withhold    []string
 }
 
 // testEnviron is a plain parent environment.
@@ -106,6 +112,7 @@ func startHost(t testing.TB, s hostSetup) *testHost {
 	d, err := New(Options{
 		Board: db, Runner: r, Sandbox: sb, Executable: exe, StateDir: state, ScratchDir: t.TempDir(), Environ: s.environ,
 		RemoteListener: remoteLn, RemoteLease: s.remoteLease,
+		Model: s.model, Passthrough: s.passthrough, Withhold: s.withhold,
 		FailureLimit: s.failureLimit, Concurrency: s.concurrency, Poll: 50 * time.Millisecond, Groups: s.groups,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})

@@ -50,6 +50,7 @@ func workerMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "worker-env: %s\n", name)
 	}
 	fmt.Fprintf(os.Stderr, "worker-argv: %q\n", os.Args[1:])
+	fmt.Fprintf(os.Stderr, "worker-environ: %q\n", environ)
 
 	f := os.NewFile(TokenFD, "token")
 	b, err := io.ReadAll(io.LimitReader(f, maxToken))
@@ -64,7 +65,9 @@ func workerMain(args []string) int {
 
 	ctx := context.Background()
 	socket := os.Getenv(SocketEnv) // the edge, as `warden worker` reads it
-	err = RunWorker(ctx, WorkerParams{Task: *task, Token: strings.NewReader(token + "\n"), Socket: socket, Out: os.Stdout})
+	// Every line the host sends goes to the run's log too: tests check
+	// what a worker is told.
+	err = RunWorker(ctx, WorkerParams{Task: *task, Token: strings.NewReader(token + "\n"), Socket: socket, Out: os.Stdout, Trace: os.Stderr})
 
 	if _, statErr := os.Stat("probe-token"); statErr == nil {
 		for _, probe := range []struct{ name, task string }{{"reuse", *task}, {"other-task", "some-other-task"}} {
@@ -118,7 +121,8 @@ func remoteWorkerMain(args []string) int {
 			return sandbox.New(ctx, sandbox.Config{Hide: []string{*state, *tokenFile}, Network: network,
 				TempRoot: filepath.Join(*state, "sandbox"), Spawner: "remote-worker"})
 		}}
-	if err := RunWorker(context.Background(), WorkerParams{Task: *task, Token: tok, Remote: p, Out: os.Stdout}); err != nil {
+	fmt.Fprintf(os.Stderr, "worker-environ: %q\n", os.Environ())
+	if err := RunWorker(context.Background(), WorkerParams{Task: *task, Token: tok, Remote: p, Out: os.Stdout, Trace: os.Stderr}); err != nil {
 		fmt.Fprintln(os.Stderr, "remote worker:", err)
 		return 1
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/internal/store"
@@ -36,7 +35,7 @@ type Ticket struct {
 }
 
 // Remote issues task to a remote worker: it claims the task (it must be
-// ready, and a script task) for a new run with no local worker, mints a
+// ready) for a new run with no local worker, mints a
 // one-time token bound to that task and run, valid for ttl (zero means
 // DefaultRemoteTokenTTL), and lets the TLS listener admit it. An
 // unclaimed run is failed when the token expires; a claimed one lives by
@@ -48,12 +47,8 @@ func (d *Dispatcher) Remote(ctx context.Context, task string, ttl time.Duration)
 	if ttl <= 0 {
 		ttl = DefaultRemoteTokenTTL
 	}
-	t, err := d.o.Board.GetTask(ctx, task)
-	if err != nil {
+	if _, err := d.o.Board.GetTask(ctx, task); err != nil {
 		return Ticket{}, err
-	}
-	if strings.TrimSpace(t.Prompt) != "" {
-		return Ticket{}, fmt.Errorf("%w: %s is a prompt task, and the agent runs on the host", ErrNotIssuable, task)
 	}
 	if _, err := d.o.Board.Promote(ctx, d.o.Now()); err != nil {
 		return Ticket{}, err

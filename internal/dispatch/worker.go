@@ -28,7 +28,8 @@ var ErrStepFailed = errors.New("script step failed")
 // Worker is `warden worker --task ID`: it reads its one-time token from
 // file descriptor tokenFD (TokenFD when spawned by the Dispatcher),
 // connects to the worker socket, says hello, and runs the task's script
-// itself, asking the host to decide each step, writing a transcript to
+// (or its agent loop) itself, asking the host to decide each action,
+// writing a transcript to
 // the process's standard output (the run's log file). See RunWorker.
 func Worker(ctx context.Context, taskID string, tokenFD int, socket string) error {
 	f := os.NewFile(uintptr(tokenFD), "warden-worker-token")
@@ -55,6 +56,9 @@ type WorkerParams struct {
 	Remote *RemoteParams
 	// Out receives the transcript: each step and its output.
 	Out io.Writer
+	// Trace, if set, receives every line the host sends (debugging,
+	// and tests that check what a worker is told).
+	Trace io.Writer
 }
 
 // RemoteParams are what a worker on another machine adds.
@@ -86,6 +90,11 @@ type RemoteParams struct {
 //     RunWorker returns an error wrapping ErrStepFailed;
 //   - after the last step the run completes.
 //
+// A prompt task runs its agent loop here instead (see runAgent): the
+// model's calls go to the host, and each command, program and file
+// write the model asks for is decided by the host, run here and
+// reported like a step.
+//
 // If the host says the run has ended (an operator stopped it), RunWorker
 // returns nil at once. A remote worker that loses its lease kills its
 // running step and returns an error wrapping workerapi.ErrLeaseLapsed.
@@ -113,6 +122,9 @@ func RunWorker(ctx context.Context, p WorkerParams) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	defer c.Close()
+	if p.Trace != nil {
+		c.Trace(p.Trace)
+	}
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
 	start := time.Now()
@@ -128,10 +140,10 @@ func RunWorker(ctx context.Context, p WorkerParams) error {
 		defer stop()
 	}
 	fmt.Fprintf(out, "warden worker: task %s (%s), run %s, as %s, in %s\n", h.Task.ID, h.Task.Title, h.Run, h.Owner, h.Dir)
-	if h.Task.Prompt != "" {
-		return runAgent(ctx, c, out)
-	}
 	run, env, err := stepRunner(ctx, p, h)
+	if err == nil && h.Task.Prompt != "" {
+		return runAgent(ctx, c, h, run, env, out)
+	}
 	if err != nil {
 		if _, ferr := c.Fail(ctx, err.Error()); ferr != nil && !errors.Is(ferr, workerapi.ErrEnded) {
 			return fmt.Errorf("worker: fail: %w", ferr)
@@ -156,7 +168,7 @@ func RunWorker(ctx context.Context, p WorkerParams) error {
 			return nil
 		}
 		var kept workerapi.Output
-		code, rerr := run(ctx, step, h.Dir, env, io.MultiWriter(out, &kept))
+		code, rerr := run.shell(ctx, step, h.Dir, env, io.MultiWriter(out, &kept))
 		if ctx.Err() != nil {
 			// The lease lapsed (or the worker is stopping): the step was
 			// killed with ctx, and nothing more is reported for the run.
@@ -198,64 +210,111 @@ func RunWorker(ctx context.Context, p WorkerParams) error {
 // shell reports it.
 type runStep func(ctx context.Context, command, dir string, env []string, w io.Writer) (int, error)
 
-// stepRunner is how this worker runs its steps, and their environment.
-// A local worker is inside the sandbox the dispatcher started it in:
-// its steps are its children there, in its process group (so the run's
-// fence kills them with it), and what a step detaches is re-parented to
-// the worker and killed when the step ends. A remote worker runs each step in a
+// runCode runs one decided program (execute_code) and returns its exit
+// status as a shell reports it.
+type runCode func(ctx context.Context, language, source, dir string, env []string, w io.Writer) (int, error)
+
+// stepExec is how this worker runs what the host allowed.
+type stepExec struct {
+	shell runStep
+	code  runCode
+}
+
+// stepRunner is how this worker runs its steps (and its agent's
+// commands and programs), and their environment. A local worker is
+// inside the sandbox the dispatcher started it in: its steps are its
+// children there, in its process group (so the run's fence kills them
+// with it), and what a step detaches is re-parented to the worker and
+// killed when the step ends. A remote worker runs each step in a
 // sandbox of its own machine.
-func stepRunner(ctx context.Context, p WorkerParams, h workerapi.Hello) (runStep, []string, error) {
+func stepRunner(ctx context.Context, p WorkerParams, h workerapi.Hello) (stepExec, []string, error) {
 	if p.Remote == nil {
 		if h.Env == nil {
-			return nil, nil, errors.New("the host gave no environment for the steps")
+			return stepExec{}, nil, errors.New("the host gave no environment for the steps")
 		}
-		run, err := runLocal()
+		n, err := sandbox.NewNested()
 		if err != nil {
-			return nil, nil, err
+			return stepExec{}, nil, err
 		}
-		return run, h.Env, nil
+		return stepExec{shell: runLocal(n), code: runLocalCode(n)}, h.Env, nil
 	}
 	env := execenv.Build(p.Remote.Environ, h.Passthrough, nil)
 	sb, err := p.Remote.Sandbox(ctx, h.Network)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: %w", err)
+		return stepExec{}, nil, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := sb.Err(); err != nil {
-		return nil, nil, fmt.Errorf("sandbox: %w", err)
+		return stepExec{}, nil, fmt.Errorf("sandbox: %w", err)
 	}
-	return func(ctx context.Context, command, dir string, env []string, w io.Writer) (int, error) {
-		r, err := tools.Terminal{Shell: "bash", Env: env, Sandbox: sb}.Exec(sandbox.WithWorkspace(ctx, dir), command, dir, nil, w, w)
-		return r.Code, err
+	term := func(env []string) tools.Terminal { return tools.Terminal{Shell: "bash", Env: env, Sandbox: sb} }
+	return stepExec{
+		shell: func(ctx context.Context, command, dir string, env []string, w io.Writer) (int, error) {
+			r, err := term(env).Exec(sandbox.WithWorkspace(ctx, dir), command, dir, nil, w, w)
+			return r.Code, err
+		},
+		code: func(ctx context.Context, language, source, dir string, env []string, w io.Writer) (int, error) {
+			return tools.Code{Terminal: term(env)}.Run(sandbox.WithWorkspace(ctx, dir), language, source, dir, w, w)
+		},
 	}, env, nil
 }
 
 // runLocal returns how a local worker runs a step: bash -c with
 // exactly the decided text, as a nested call of the worker's own
 // sandbox; what the step leaves running dies with it.
-func runLocal() (runStep, error) {
-	n, err := sandbox.NewNested()
-	if err != nil {
-		return nil, err
-	}
+func runLocal(n *sandbox.Nested) runStep {
 	return func(ctx context.Context, command, dir string, env []string, w io.Writer) (int, error) {
-		bash, err := lookBash(env)
+		bash, err := lookPath("bash", env)
 		if err != nil {
 			return -1, err
 		}
-		err = n.Run(ctx, bash, []string{"-c", command}, dir, env, w)
-		var exit *sandbox.ExitError
-		switch {
-		case err == nil:
-			return 0, nil
-		case errors.As(err, &exit):
-			return exit.ShellCode(), nil
-		}
-		return -1, err
-	}, nil
+		return nestedExit(n.Run(ctx, bash, []string{"-c", command}, dir, env, w))
+	}
 }
 
-// lookBash finds bash on the steps' PATH.
-func lookBash(env []string) (string, error) {
+// runLocalCode returns how a local worker runs a program: its source in
+// a private temporary file, run by the language's interpreter as a
+// nested call of the worker's own sandbox.
+func runLocalCode(n *sandbox.Nested) runCode {
+	return func(ctx context.Context, language, source, dir string, env []string, w io.Writer) (int, error) {
+		prog, ext, ok := tools.Interpreter(language)
+		if !ok {
+			return -1, fmt.Errorf("execute code: unsupported language %q", language)
+		}
+		path := prog
+		if !filepath.IsAbs(prog) {
+			var err error
+			if path, err = lookPath(prog, env); err != nil {
+				return -1, err
+			}
+		}
+		tmp, err := os.MkdirTemp("", "warden-code-")
+		if err != nil {
+			return -1, fmt.Errorf("execute code: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		file := filepath.Join(tmp, "main"+ext)
+		if err := os.WriteFile(file, []byte(source), 0o600); err != nil {
+			return -1, fmt.Errorf("execute code: %w", err)
+		}
+		return nestedExit(n.Run(ctx, path, []string{file}, dir, env, w))
+	}
+}
+
+// nestedExit is a nested call's exit status as a shell reports it, or
+// why it did not run to an exit.
+func nestedExit(err error) (int, error) {
+	var exit *sandbox.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit):
+		return exit.ShellCode(), nil
+	}
+	return -1, err
+}
+
+// lookPath finds program on the steps' PATH.
+func lookPath(program string, env []string) (string, error) {
 	path := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
@@ -266,33 +325,12 @@ func lookBash(env []string) (string, error) {
 		if !filepath.IsAbs(dir) {
 			continue
 		}
-		p := filepath.Join(dir, "bash")
+		p := filepath.Join(dir, program)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", errors.New("bash is not on the steps' PATH")
-}
-
-// runAgent has the host run the task's agent; the host ends the run.
-func runAgent(ctx context.Context, c *workerapi.Client, out io.Writer) error {
-	fmt.Fprintln(out, "warden worker: prompt task; the host runs the agent as this run")
-	res, err := c.Agent(ctx)
-	if errors.Is(err, workerapi.ErrEnded) {
-		fmt.Fprintln(out, "warden worker: the run was ended by the host; stopping")
-		return nil
-	}
-	if err != nil {
-		// A refusal (no model configured) fails the run so the task is
-		// retried and then blocked with the reason.
-		if _, ferr := c.Fail(ctx, err.Error()); ferr != nil && !errors.Is(ferr, workerapi.ErrEnded) {
-			return fmt.Errorf("worker: fail: %w", ferr)
-		}
-		return fmt.Errorf("worker: agent: %w", err)
-	}
-	fmt.Fprint(out, res.Transcript)
-	fmt.Fprintf(out, "warden worker: agent made %d tool calls (%d refused); task is %s\n", res.Calls, res.Blocked, res.Status)
-	return nil
+	return "", fmt.Errorf("%s is not on the steps' PATH", program)
 }
 
 // readToken reads the token: the first line of r, at most maxToken

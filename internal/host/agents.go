@@ -22,7 +22,6 @@ import (
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/sandbox"
 	"github.com/wardenhq/warden/internal/store"
-	"github.com/wardenhq/warden/internal/workerapi"
 )
 
 // RuleElicitation is the rule recorded on an MCP server's question.
@@ -217,9 +216,22 @@ func (a *agents) cronAgent() cron.Agent {
 	return a.agent
 }
 
-func (a *agents) workerAgent() workerapi.Agent {
-	if a == nil || !a.agent.Configured() {
+// workerModel is the model that answers kanban workers' agents (the
+// workerapi model verb), or nil when none is configured.
+func (a *agents) workerModel() llm.Client {
+	if a == nil {
 		return nil
 	}
-	return a.agent
+	return a.model
+}
+
+// nonEmpty is the names that are not "".
+func nonEmpty(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -417,8 +417,11 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Board:      h.db, Boards: h.boards, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
-		Ended: h.dropShell, Agent: h.agents.workerAgent(),
-		Holder: h.id, Lease: h.claimLease(), Alive: alive,
+		Ended: h.dropShell, Model: h.agents.workerModel(), MaxTurns: startCfg.LLM.MaxTurns,
+		// The model is the host's: its key never reaches a worker, even
+		// when tools.env_passthrough names it.
+		Withhold: nonEmpty(startCfg.LLM.APIKeyEnv),
+		Holder:   h.id, Lease: h.claimLease(), Alive: alive,
 	}); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}

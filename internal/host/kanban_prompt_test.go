@@ -34,7 +34,7 @@ func kanbanModel(r llmtest.Request) llmtest.Reply {
 	case strings.HasPrefix(title, "tidy "):
 		dir := strings.TrimPrefix(title, "tidy ")
 		steps := []llmtest.ToolCall{
-			llmtest.Call("terminal", `{"command":"echo checked"}`),
+			llmtest.Call("terminal", `{"command":"echo checked && env > env.txt"}`),
 			// Relative to the task's workspace: a path under /tmp (or a cd
 			// there) would make the delete a temporary one.
 			llmtest.Call("terminal", mustJSON(map[string]string{"command": "rm -rf " + filepath.Base(dir)})),
@@ -59,13 +59,19 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// TestKanbanPromptTask: a prompt task's worker has the host run the
-// agent as the task's run; its tool calls are decided as that kanban
-// owner, and the kanban tools act on that task only.
+// TestKanbanPromptTask: a prompt task's worker runs the agent loop
+// itself, its model calls answered by the host with the host's key; its
+// tool calls are decided as the task's run (the host's record), run in
+// the worker's workspace, and the kanban tools act on that task only.
+// The model's key reaches the model and never the worker's steps, even
+// when tools.env_passthrough names it.
 func TestKanbanPromptTask(t *testing.T) {
+	const key = "sk-wloop-host-only-4242"
 	model := llmtest.New(t, kanbanModel)
 	cfg := newConfig(t)
-	if err := os.WriteFile(cfg.ConfigPath, []byte(fmt.Sprintf("llm:\n  base_url: %s\n  model: m\n  max_retries: 0\n", model.URL())), 0o600); err != nil {
+	cfg.Environ = append(cfg.Environ, "WLOOP_MODEL_KEY="+key)
+	conf := fmt.Sprintf("llm:\n  base_url: %s\n  model: m\n  max_retries: 0\n  api_key_env: WLOOP_MODEL_KEY\ntools:\n  env_passthrough: [WLOOP_MODEL_KEY]\n", model.URL())
+	if err := os.WriteFile(cfg.ConfigPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	th := startHost(t, cfg)
@@ -82,9 +88,24 @@ func TestKanbanPromptTask(t *testing.T) {
 	if _, err := os.Stat(target); err != nil {
 		t.Fatalf("the denied command ran: %v", err)
 	}
-	step := stepOutput(t, card, "Tidy up.")
-	if step.Verdict != "agent" || !strings.Contains(step.Output, "→ terminal") || !strings.Contains(step.Output, "BLOCKED") {
-		t.Fatalf("the run's step: %+v", step)
+	// The run's history is the host's decisions, one step per action.
+	if step := stepOutput(t, card, "echo checked && env > env.txt"); step.Verdict != "allow" || step.ExitCode != 0 || step.Output != "checked\n" {
+		t.Errorf("the safe command's step: %+v", step)
+	}
+	if step := stepOutput(t, card, "rm -rf keep"); step.Verdict != "deny" || step.Rule != gate.RuleKanbanMode || step.ExitCode != -1 {
+		t.Errorf("the dangerous command's step: %+v", step)
+	}
+	env, err := os.ReadFile(filepath.Join(ws, "env.txt"))
+	if err != nil {
+		t.Fatalf("the safe command did not run in the workspace: %v", err)
+	}
+	if strings.Contains(string(env), key) || strings.Contains(string(env), "WLOOP_MODEL_KEY") || !strings.Contains(string(env), "PATH=") {
+		t.Errorf("the worker's command's environment:\n%s", env)
+	}
+	for _, r := range model.Requests() {
+		if got := r.Header.Get("Authorization"); got != "Bearer "+key {
+			t.Errorf("model request %d: Authorization %q: the host's key was not used", r.Seq, got)
+		}
 	}
 	var comments []string
 	for _, c := range card.Comments {

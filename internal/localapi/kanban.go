@@ -77,7 +77,7 @@ type KanbanRemote struct {
 }
 
 // ErrNotIssuable is how Remote says a task cannot be issued now (not
-// ready, a prompt task): answered 409.
+// ready): answered 409.
 var ErrNotIssuable = errors.New("task cannot be issued to a remote worker")
 
 func (s *Server) kanbanRemote(w http.ResponseWriter, r *http.Request) {

@@ -105,7 +105,7 @@ func (w *walker) constants(f *syntax.File) map[string]constVal {
 			if as.Array != nil {
 				cv.array = true
 				for _, e := range as.Array.Elems {
-					v, ok := staticWord(e.Value)
+					v, ok := assignedWord(e.Value)
 					if e.Index != nil || !ok {
 						cv.array = false
 						break
@@ -119,7 +119,7 @@ func (w *walker) constants(f *syntax.File) map[string]constVal {
 					cv.value = cv.elems[0]
 				}
 			} else {
-				val, ok := staticWord(as.Value)
+				val, ok := assignedWord(as.Value)
 				if !ok {
 					continue
 				}
@@ -148,6 +148,35 @@ func mayHaveConstants(f *syntax.File) bool {
 		}
 	}
 	return false
+}
+
+// assignedWord is staticWord for the value of an assignment, where bash
+// also expands a leading tilde (f=~/x): the value keeps "~" as written,
+// which the path rules resolve to the home.
+func assignedWord(word *syntax.Word) (string, bool) {
+	if word == nil || len(word.Parts) == 0 {
+		return staticWord(word)
+	}
+	lit, ok := word.Parts[0].(*syntax.Lit)
+	if !ok || !strings.HasPrefix(lit.Value, "~") {
+		return staticWord(word)
+	}
+	prefix, rest, slash := strings.Cut(lit.Value, "/")
+	for _, r := range prefix[1:] {
+		if r != '.' && r != '_' && r != '-' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return "", false
+		}
+	}
+	if slash {
+		rest = "/" + rest
+	}
+	w := *word
+	w.Parts = append([]syntax.WordPart{&syntax.Lit{Value: rest}}, word.Parts[1:]...)
+	v, ok := staticWord(&w)
+	if !ok {
+		return "", false
+	}
+	return prefix + v, true
 }
 
 // staticWord returns the value of a word without expansions (quotes

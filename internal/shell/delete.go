@@ -76,6 +76,9 @@ func ruleRm(c *cmd) {
 		c.writes([]Arg{op})
 		if recursive {
 			c.deleteTree(op)
+			if !ok {
+				c.findDetail(clsDeleteUnknown, op.Span, op.Value)
+			}
 		}
 		if !ok || !tempConfined(op, r, linked) || !writtenAbs(op) && !c.w.dir.moved {
 			allTemp = false
@@ -240,6 +243,8 @@ func ruleFind(c *cmd) {
 				hard = true
 				continue
 			}
+		} else {
+			c.findDetail(clsDeleteUnknown, s.Span, s.Value)
 		}
 		c.deleteTree(s)
 	}

@@ -164,9 +164,13 @@ func (w *walker) foldCall(st *syntax.Stmt, in string, piped bool) (string, bool)
 	argv := make([]string, 0, len(ce.Args))
 	args := make([]Arg, 0, len(ce.Args))
 	for _, word := range ce.Args {
-		v, ok := staticWord(word)
+		// A word's leading tilde, $HOME and the XDG directories are
+		// known (echo ~/.ssh/id_rsa prints the home's key's path).
+		v, ok := assignedWord(word)
 		if !ok {
-			return "", false
+			if v, ok = w.expandVars(w.text(word.Pos(), word.End())); !ok || strings.ContainsAny(v, "$`\"'") {
+				return "", false
+			}
 		}
 		v = uncr(v, w.lvl.cr)
 		argv = append(argv, v)

@@ -74,12 +74,13 @@ var gitSubs = map[string]*optSpec{
 		"compose", "dry-run", "confirm=", "smtp-user=", "smtp-pass=", "smtp-encryption=", "smtp-server-port=", "identity="),
 	"worktree":  spec("n", "f|force", "b=", "B=", "detach", "lock", "reason=", "checkout", "q|quiet", "track", "guess-remote", "expire=", "n|dry-run", "v|verbose", "porcelain", "z"),
 	"submodule": spec("n", "q|quiet", "recursive", "cached", "init", "remote", "f|force", "all"),
+	"remote":    spec("n", "v|verbose", "t=", "m=", "f", "tags", "no-tags", "mirror?", "push", "add", "delete", "all", "n"),
 	"rm":        spec("n", "f|force", "n|dry-run", "r", "cached", "ignore-unmatch", "sparse", "q|quiet", "pathspec-from-file=", "pathspec-file-nul"),
 }
 
 // gitProgramKeys are config keys whose value git runs as a program.
 var gitProgramKeys = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(core\.(pager|sshcommand|editor|fsmonitor|hookspath|askpass|gitproxy|alternaterefscommand)|diff\.external|sequence\.editor|gpg\.(program|[a-z0-9]+\.program)|credential\.helper|credential\..*\.helper|pager\..*|alias\..*|diff\..*\.(textconv|command)|filter\..*\.(clean|smudge|process)|merge\..*\.driver|uploadpack\.packobjectshook|protocol\.ext\.allow|include\.path|includeif\..*\.path|remote\..*\.(uploadpack|receivepack|proxy)|http\.proxy|sendemail\.(sendmailcmd|smtpserver)|instaweb\.httpd|web\.browser|browser\..*\.(cmd|path)|difftool\..*\.(cmd|path)|mergetool\..*\.(cmd|path)|man\..*\.(cmd|path)|receive\.procreceiverefs|status\.showuntrackedfiles|transfer\.fsckobjects|ssh\.variant|url\..*\.insteadof|submodule\..*\.update)$`)
+	return regexp.MustCompile(`^(core\.(pager|sshcommand|editor|fsmonitor|hookspath|askpass|gitproxy|alternaterefscommand)|diff\.external|sequence\.editor|gpg\.(program|[a-z0-9]+\.program)|credential\.helper|credential\..*\.helper|pager\..*|alias\..*|diff\..*\.(textconv|command)|filter\..*\.(clean|smudge|process)|merge\..*\.driver|uploadpack\.packobjectshook|protocol\.ext\.allow|include\.path|includeif\..*\.path|remote\..*\.(uploadpack|receivepack|proxy|url|pushurl)|http\.proxy|sendemail\.(sendmailcmd|smtpserver)|instaweb\.httpd|web\.browser|browser\..*\.(cmd|path)|difftool\..*\.(cmd|path)|mergetool\..*\.(cmd|path)|man\..*\.(cmd|path)|receive\.procreceiverefs|status\.showuntrackedfiles|transfer\.fsckobjects|ssh\.variant|url\..*\.(insteadof|pushinsteadof)|submodule\..*\.update)$`)
 })
 
 // ruleGit reads git's global options (-C DIR, -c KEY=VALUE, …), then the
@@ -161,6 +162,10 @@ func (c *cmd) gitConfig(a Arg, how string) {
 	case low == "include.path" || strings.HasPrefix(low, "includeif."):
 		c.findDetail(clsGitConfigProgram, a.Span, key+" includes configuration from "+val)
 		return
+	case strings.HasPrefix(low, "url.") && (strings.HasSuffix(low, ".insteadof") || strings.HasSuffix(low, ".pushinsteadof")) ||
+		strings.HasPrefix(low, "remote.") && (strings.HasSuffix(low, ".url") || strings.HasSuffix(low, ".pushurl")):
+		c.findDetail(clsGitRemoteURL, a.Span, key+" = "+val)
+		return
 	case strings.HasPrefix(low, "url.") || low == "http.proxy" || strings.HasPrefix(low, "remote.") && strings.HasSuffix(low, ".proxy") ||
 		low == "status.showuntrackedfiles" || low == "transfer.fsckobjects" || low == "ssh.variant" || low == "protocol.ext.allow" ||
 		strings.HasPrefix(low, "submodule."):
@@ -219,6 +224,15 @@ func (c *cmd) gitSub(sub string, at int) {
 			c.programOption(v, "git push --receive-pack")
 		}
 		c.gitRemoteURLs(ops)
+		if len(ops) > 0 && gitURL(ops[0]) {
+			c.findDetail(clsGitRemoteURL, ops[0].Span, ops[0].Value)
+		}
+	case "remote":
+		// git remote add NAME URL, git remote set-url [--push] NAME URL
+		if len(ops) >= 3 && (ops[0].Value == "add" || ops[0].Value == "set-url") {
+			u := ops[len(ops)-1]
+			c.findDetail(clsGitRemoteURL, u.Span, u.Value)
+		}
 	case "reset":
 		switch {
 		case p.has("hard"):
@@ -374,6 +388,20 @@ func (c *cmd) gitRemoteURLs(ops []Arg) {
 			c.programOption(sub(op, len(op.Value)-len(after)), "git ext::")
 		}
 	}
+}
+
+// gitURL reports a push target named by URL or path rather than by a
+// configured remote: scheme://, scp-like user@host:path, or a path.
+func gitURL(a Arg) bool {
+	v := a.Value
+	if !a.Static {
+		return true
+	}
+	if strings.Contains(v, "://") || strings.HasPrefix(v, "/") || strings.HasPrefix(v, ".") || strings.HasPrefix(v, "~") {
+		return true
+	}
+	host, _, ok := strings.Cut(v, ":")
+	return ok && host != "" && !strings.ContainsAny(host, "/")
 }
 
 // gitConfigCmd: git config KEY VALUE (and git config set KEY VALUE) sets a

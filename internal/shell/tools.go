@@ -749,15 +749,115 @@ func ruleSecretTool(c *cmd) {
 }
 
 // ruleMake: -f FILE runs a makefile; --eval and SHELL= assignments change
-// what recipes run.
+// what recipes run. Makefile text the line itself holds (--eval TEXT,
+// -E TEXT, -f - or -f /dev/stdin with a here-document) is read: its
+// recipes and $(shell …) calls are shell commands, judged as such.
 func ruleMake(c *cmd) {
 	for i := 1; i < len(c.args); i++ {
-		v := c.args[i].Value
+		a := c.args[i]
+		v := a.Value
 		switch {
-		case strings.HasPrefix(v, "--eval=") || v == "--eval":
-			c.findDetail(clsProgramOption, c.args[i].Span, "make --eval")
+		case v == "--eval" || v == "-E":
+			c.findDetail(clsProgramOption, a.Span, "make "+v)
+			if i+1 < len(c.args) {
+				i++
+				c.makeText(c.args[i], "make "+v)
+			}
+		case strings.HasPrefix(v, "--eval="):
+			c.findDetail(clsProgramOption, a.Span, "make --eval")
+			c.makeText(sub(a, len("--eval=")), "make --eval")
+		case strings.HasPrefix(v, "-E") && len(v) > 2 && a.Static:
+			c.findDetail(clsProgramOption, a.Span, "make -E")
+			c.makeText(sub(a, 2), "make -E")
 		case strings.HasPrefix(v, "SHELL=") || strings.HasPrefix(v, ".SHELLFLAGS="):
-			c.programOption(sub(c.args[i], strings.IndexByte(v, '=')+1), "make SHELL=")
+			c.programOption(sub(a, strings.IndexByte(v, '=')+1), "make SHELL=")
+		case (v == "-f" || v == "--file" || v == "--makefile") && i+1 < len(c.args):
+			i++
+			c.makeFile(c.args[i])
+		case strings.HasPrefix(v, "--file=") || strings.HasPrefix(v, "--makefile="):
+			c.makeFile(sub(a, strings.IndexByte(v, '=')+1))
+		case strings.HasPrefix(v, "-f") && len(v) > 2:
+			c.makeFile(sub(a, 2))
+		}
+	}
+}
+
+// closingOf returns the index in s of the shut byte that closes an
+// already open one (depth 1), or -1.
+func closingOf(s string, open, shut byte) int {
+	depth := 1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case open:
+			depth++
+		case shut:
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func closeOf(open byte) byte {
+	if open == '{' {
+		return '}'
+	}
+	return ')'
+}
+
+// makeFile judges make -f F when F is the command's input: a
+// here-document is read as makefile text; a pipe cannot be seen into.
+func (c *cmd) makeFile(f Arg) {
+	if f.Value != "-" && f.Value != "/dev/stdin" && f.Value != "/dev/fd/0" && f.Value != "/proc/self/fd/0" {
+		return
+	}
+	switch c.in.kind {
+	case stdinText:
+		c.makeText(Arg{Value: c.in.text, Static: c.in.static, Span: c.in.span}, "make -f -")
+	default:
+		c.findDetail(clsProgramOption, f.Span, "make reads its makefile from its input")
+	}
+}
+
+// makeText judges makefile text: recipe lines (after a tab, or after
+// "target: ;") and $(shell …) / ${shell …} calls. Make's own variables
+// in them ($(CC)) read to the shell as substitutions it cannot see
+// into, so such a recipe is never plainly safe.
+func (c *cmd) makeText(a Arg, how string) {
+	if !a.Static {
+		c.dynamic(a)
+		return
+	}
+	text := strings.ReplaceAll(a.Value, "\\\n", " ")
+	for _, line := range strings.Split(text, "\n") {
+		recipe := ""
+		switch {
+		case strings.HasPrefix(line, "\t"):
+			recipe = strings.TrimLeft(line[1:], "@-+ \t")
+		default:
+			if i := strings.IndexByte(line, ';'); i > 0 && strings.Contains(line[:i], ":") {
+				recipe = strings.TrimLeft(line[i+1:], "@-+ \t")
+			}
+		}
+		if recipe != "" {
+			c.code(Arg{Value: recipe, Static: true, Span: a.Span}, how)
+		}
+		for _, open := range []string{"$(shell ", "${shell "} {
+			rest := line
+			for {
+				i := strings.Index(rest, open)
+				if i < 0 {
+					break
+				}
+				rest = rest[i+len(open):]
+				body := rest
+				if end := closingOf(rest, open[1], closeOf(open[1])); end >= 0 {
+					body = rest[:end]
+				}
+				c.code(Arg{Value: body, Static: true, Span: a.Span}, how+" $(shell)")
+			}
 		}
 	}
 }

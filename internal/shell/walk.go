@@ -436,6 +436,13 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 		w.stmts(c.Stmts, via, in)
 	case *syntax.Subshell:
 		w.stmts(c.Stmts, via, in)
+	case *syntax.ForClause:
+		if loopBomb(c) {
+			w.find(-1, clsForkBomb, w.span(c.Pos(), c.End()))
+		}
+		if !w.forEach(c, via) {
+			w.compound(c, via)
+		}
 	case nil:
 	default:
 		if loopBomb(c) {
@@ -444,6 +451,61 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 		w.compound(c, via)
 	}
 	w.redirectFindings(-1, redirs)
+}
+
+// maxLoopValues bounds the values forEach walks a loop's body for.
+const maxLoopValues = 8
+
+// forEach walks `for x in A B C; do …; done` once per value when the
+// values are few and static and the body never sets x: x is then each
+// value in turn, as constant as any (for d in ~ /etc; do rm -rf $d;
+// done deletes the home). It reports whether it walked the loop.
+func (w *walker) forEach(f *syntax.ForClause, via []string) bool {
+	it, ok := f.Loop.(*syntax.WordIter)
+	if !ok || f.Select || len(it.Items) == 0 || len(it.Items) > maxLoopValues {
+		return false
+	}
+	name := it.Name.Value
+	var vals []string
+	for _, item := range it.Items {
+		v, ok := assignedWord(item)
+		if !ok {
+			return false
+		}
+		vals = append(vals, uncr(v, w.lvl.cr))
+	}
+	sets := false
+	for _, st := range f.Do {
+		walkTree(st, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.Assign:
+				sets = sets || n.Name != nil && n.Name.Value == name
+			case *syntax.CallExpr:
+				for _, a := range n.Args {
+					lit := a.Lit()
+					sets = sets || lit == name || strings.HasPrefix(lit, name+"=") || strings.HasPrefix(lit, name+"[")
+				}
+			case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.WordIter, *syntax.FuncDecl:
+				sets = true // keep it simple: any of these may set it
+			}
+			return !sets
+		})
+	}
+	if sets || len(vals) > 1 && w.nest > 8 {
+		return false
+	}
+	consts := make(map[string]constVal, len(w.lvl.consts)+1)
+	for k, v := range w.lvl.consts {
+		consts[k] = v
+	}
+	prev := w.lvl.consts
+	w.lvl.consts = consts
+	for _, v := range vals {
+		consts[name] = constVal{value: v, after: int(f.Pos().Offset())}
+		w.stmts(f.Do, via, stdin{})
+	}
+	w.lvl.consts = prev
+	return true
 }
 
 // compound walks every statement and substitution inside a compound

@@ -30,6 +30,13 @@ func Languages() []string {
 	return out
 }
 
+// Interpreter is the program that runs language's source files (a name
+// looked up on PATH, or an absolute path) and the files' extension.
+func Interpreter(language string) (program, ext string, ok bool) {
+	in, ok := interpreters[strings.ToLower(strings.TrimSpace(language))]
+	return in[0], in[1], ok
+}
+
 // KnownLanguage reports whether Code runs language.
 func KnownLanguage(language string) bool {
 	_, ok := interpreters[strings.ToLower(strings.TrimSpace(language))]

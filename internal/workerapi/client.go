@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden/internal/store"
@@ -33,7 +35,14 @@ type Client struct {
 	// acks carries each lease acknowledgement.
 	acks chan struct{}
 	done chan struct{}
+	// trace, if set, hears every line the host sends (Trace).
+	trace atomic.Pointer[io.Writer]
 }
+
+// Trace copies every line the host sends from now on to w (a worker's
+// --trace, and tests that check what a worker is told). Writes to w
+// happen on the connection's reader; w must not block for long.
+func (c *Client) Trace(w io.Writer) { c.trace.Store(&w) }
 
 // Dial connects to the worker socket.
 func Dial(ctx context.Context, socket string) (*Client, error) {
@@ -57,6 +66,11 @@ func (c *Client) read() {
 	sc := bufio.NewScanner(c.c)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxMessage)
 	for sc.Scan() {
+		if t := c.trace.Load(); t != nil {
+			// A copy: appending to the scanner's buffer would overwrite
+			// what it has read ahead.
+			_, _ = (*t).Write(append(slices.Clone(sc.Bytes()), '\n'))
+		}
 		var w wire
 		if err := json.Unmarshal(sc.Bytes(), &w); err != nil {
 			c.rerr = fmt.Errorf("malformed message from the host: %w", err)
@@ -209,7 +223,18 @@ func (c *Client) HelloIn(ctx context.Context, token, task, workspace string) (He
 // workspace. It may wait as long as a human takes to answer. A command
 // that was not allowed is not an error: see Decision.Allowed.
 func (c *Client) Decide(ctx context.Context, command string) (Decision, error) {
-	r, err := c.call(ctx, Request{Verb: VerbDecide, Command: command})
+	return c.decide(ctx, Request{Verb: VerbDecide, Command: command})
+}
+
+// DecideAction is Decide for any action a worker runs: a command, a
+// code run, a file write. An allowed action is run exactly as the
+// decision's Action says.
+func (c *Client) DecideAction(ctx context.Context, a Act) (Decision, error) {
+	return c.decide(ctx, Request{Verb: VerbDecide, Action: &a})
+}
+
+func (c *Client) decide(ctx context.Context, req Request) (Decision, error) {
+	r, err := c.call(ctx, req)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -227,17 +252,24 @@ func (c *Client) Step(ctx context.Context, command string, exitCode int, output 
 	return r.Step, err
 }
 
-// Agent asks the host to run the task's prompt through its agent as the
-// run; the run ends with it (see the package doc).
-func (c *Client) Agent(ctx context.Context) (AgentResult, error) {
-	r, err := c.call(ctx, Request{Verb: VerbAgent})
+// StepAction is Step for the action a decision allowed (its Action).
+func (c *Client) StepAction(ctx context.Context, a Act, exitCode int, output string) (int, error) {
+	r, err := c.call(ctx, Request{Verb: VerbStep, Action: &a, ExitCode: exitCode, Output: output})
+	return r.Step, err
+}
+
+// Model asks the host for the model's next message in the run's
+// conversation, with the results of the calls its last reply made
+// (none on the first call).
+func (c *Client) Model(ctx context.Context, results []ToolResult) (ModelReply, error) {
+	r, err := c.call(ctx, Request{Verb: VerbModel, Results: results})
 	if err != nil {
-		return AgentResult{}, err
+		return ModelReply{}, err
 	}
-	if r.Agent == nil {
-		return AgentResult{}, errors.New("worker api agent: no result in the response")
+	if r.Model == nil {
+		return ModelReply{}, errors.New("worker api model: no reply in the response")
 	}
-	return *r.Agent, nil
+	return *r.Model, nil
 }
 
 // Comment adds a comment to the task, by the run.

@@ -8,18 +8,20 @@
 //
 // # Who runs what
 //
-// The worker runs its task's steps itself, inside its sandbox (a local
+// The worker runs its task's steps — or, for a prompt task, its agent
+// loop and the agent's tools — itself, inside its sandbox (a local
 // worker is inside the sandbox the dispatcher started it in, so its
 // steps are too; a remote worker runs each step in its own machine's
-// sandbox), and asks the host only for decisions: decide sends the
-// exact command text; the host's gate decides it as the run's owner,
-// through the runner's one path (decide, audit, ask a human, audit), and
-// answers allow or deny with the rule and the reason. The worker runs
-// exactly the decided text (the same bytes to bash), in its workspace,
-// with the environment the host gave it at hello; then it reports the
-// step (exit code and output), which the host records under the
-// decision it made. The host never runs a worker's command. See
-// docs/workers.md for why.
+// sandbox), and asks the host only for decisions and, for a prompt
+// task, for the model's replies: decide sends the exact action (a
+// command's text; a program; a file write); the host's gate decides it
+// as the run's owner, through the runner's one path (decide, audit, ask
+// a human, audit), and answers allow or deny with the rule and the
+// reason. The worker runs exactly the decided action (a command's same
+// bytes to bash), in its workspace, with the environment the host gave
+// it at hello; then it reports the step (exit code and output), which
+// the host records under the decision it made. The host never runs a
+// worker's action. See docs/workers.md for why.
 //
 // # Identity
 //
@@ -66,21 +68,49 @@
 //	← {"id":4,"ok":true,"status":"done"}
 //
 // Verbs: hello (token, task; workspace from a remote worker), decide
-// (command), step (command, exit_code, output), comment (body),
+// (an action: command, or kind with its fields), step (the same
+// action, exit_code, output), model (results), comment (body),
 // complete, block (reason), fail (reason), cron_run (name, wait),
-// agent, heartbeat. complete, block and fail end the run; the
-// connection can do nothing after them. agent runs the task's prompt
-// (from the store, not from the worker) through the host's agent as the
-// run's owner and ends the run when the agent's turn ends: blocked if
-// it called kanban_block, done otherwise (kanban_complete's summary, or
-// else its last words, as a comment), or a recorded failure if the
-// agent could not run; it is refused on the TLS listener.
+// heartbeat. complete, block and fail end the run; the connection can
+// do nothing after them.
+//
+// # Prompt tasks
+//
+// A prompt task's worker runs the agent loop (internal/agent) itself,
+// with the same tools as every kanban agent: terminal, execute_code,
+// read_file, write_file and the kanban tools of its own task. Each
+// shell command, code run and file write is an action the host decides
+// (decide with kind shell, code or write) and the worker then runs
+// exactly as decided and reports (step); read_file is confined to the
+// workspace and is not an action the gate decides. The kanban tools are
+// the comment, complete and block verbs.
+//
+// The model is the host's: model sends only the results of the tool
+// calls the model's last reply made, and the host — which holds the
+// conversation (its system prompt, the task's prompt from its own
+// record, the tool schemas, every reply) — calls the configured model
+// with its own credentials and answers with the model's next message.
+// The model's address and key never reach the worker. The host
+// refuses a model call for a run without a prompt, after the model
+// ended its turn, beyond llm.max_turns, with results that do not answer
+// exactly the calls outstanding, or larger than its bounds
+// (MaxToolResult, MaxConversation); a model call ends with the run like
+// every verb.
+//
+//	→ {"id":2,"verb":"model"}
+//	← {"id":2,"ok":true,"model":{"message":{"role":"assistant","tool_calls":[{"id":"c1","name":"terminal","arguments":"{\"command\":\"make\"}"}]}}}
+//	→ {"id":3,"verb":"decide","action":{"kind":"shell","command":"make"}}
+//	← {"id":3,"ok":true,"decision":{"allowed":true,"verdict":"allow","rule":"safe","action":{…}}}
+//	→ {"id":4,"verb":"step","action":{"kind":"shell","command":"make"},"output":"…"}
+//	→ {"id":5,"verb":"model","results":[{"tool_call_id":"c1","content":"…"}]}
 package workerapi
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/store"
 )
 
@@ -101,7 +131,18 @@ const (
 	VerbBlock     = "block"
 	VerbFail      = "fail"
 	VerbCronRun   = "cron_run"
-	VerbAgent     = "agent"
+	VerbModel     = "model"
+)
+
+// Bounds of what the host proxies to the model for a worker.
+const (
+	// MaxToolResult bounds one tool result sent with model, in bytes
+	// (the agent clips its results well below it).
+	MaxToolResult = 64 << 10
+	// MaxConversation bounds the conversation the host keeps for a
+	// run's model calls, in bytes of text: the task's prompt, every
+	// reply and every result.
+	MaxConversation = 4 << 20
 )
 
 // Request is one message from the worker.
@@ -114,8 +155,9 @@ type Request struct {
 	// hello from a remote worker: the absolute directory it runs the
 	// task's steps in, on its machine.
 	Workspace string `json:"workspace,omitempty"`
-	// decide, step
+	// decide, step: a shell command (script steps), or Action.
 	Command string `json:"command,omitempty"`
+	Action  *Act   `json:"action,omitempty"`
 	// step: how the decided command ended (-1: it did not run to an
 	// exit) and its output, capped as the run history keeps it.
 	ExitCode int    `json:"exit_code,omitempty"`
@@ -127,6 +169,8 @@ type Request struct {
 	// cron_run
 	Name string `json:"name,omitempty"`
 	Wait bool   `json:"wait,omitempty"`
+	// model: the results of the tool calls of the model's last reply.
+	Results []ToolResult `json:"results,omitempty"`
 }
 
 // Response is the host's one answer to a Request.
@@ -140,9 +184,9 @@ type Response struct {
 	Hello    *Hello    `json:"hello,omitempty"`
 	Decision *Decision `json:"decision,omitempty"`
 	// Step is the index of the step recorded (step verb).
-	Step  int          `json:"step,omitempty"`
-	Cron  *CronResult  `json:"cron,omitempty"`
-	Agent *AgentResult `json:"agent,omitempty"`
+	Step  int         `json:"step,omitempty"`
+	Cron  *CronResult `json:"cron,omitempty"`
+	Model *ModelReply `json:"model,omitempty"`
 	// Status is the task's status after complete, block or fail.
 	Status store.TaskStatus `json:"status,omitempty"`
 	// Comment is the id of a comment added.
@@ -188,6 +232,9 @@ type Hello struct {
 	// milliseconds: the worker sends a heartbeat at least every third
 	// of it. Zero for a local worker (its connection is its lease).
 	LeaseMillis int64 `json:"lease_ms,omitempty"`
+	// MaxTurns is how many model calls the host answers for a prompt
+	// task's run (llm.max_turns).
+	MaxTurns int `json:"max_turns,omitempty"`
 }
 
 // TaskInfo is the part of a task a worker needs.
@@ -197,20 +244,63 @@ type TaskInfo struct {
 	Body      string   `json:"body"`
 	Workspace string   `json:"workspace"`
 	Script    []string `json:"script"`
-	// Prompt is set for a prompt task: the worker asks the host to run
-	// the agent (verb agent) instead of steps.
+	// Prompt is set for a prompt task: the worker runs the agent loop,
+	// its model calls answered by the host (verb model), instead of
+	// steps.
 	Prompt string `json:"prompt,omitempty"`
 }
 
-// AgentResult is how an agent run for the task went.
-type AgentResult struct {
-	// Transcript is the run written down (also the run's step output).
-	Transcript string `json:"transcript"`
-	Reply      string `json:"reply"`
-	Calls      int    `json:"calls"`
-	Blocked    int    `json:"blocked"`
-	// Status is the task's status after the run.
-	Status store.TaskStatus `json:"status"`
+// Act is an action a worker asks the host to decide: its kind and the
+// fields of that kind (shell: Command; code: Language and Source;
+// write: Path and Size). Where it runs is the run's workspace and who
+// asks is the run's owner: neither is the worker's to say.
+type Act struct {
+	Kind     action.Kind `json:"kind"`
+	Command  string      `json:"command,omitempty"`
+	Language string      `json:"language,omitempty"`
+	Source   string      `json:"source,omitempty"`
+	// Path is the file written: relative to the workspace, or absolute
+	// inside it. The decision carries it absolute; the worker writes
+	// that path.
+	Path string `json:"path,omitempty"`
+	// Size is the length of the content written.
+	Size int64 `json:"size,omitempty"`
+}
+
+// ShellAct is the action of a shell command.
+func ShellAct(command string) Act { return Act{Kind: action.Shell, Command: command} }
+
+// CodeAct is the action of running source in language.
+func CodeAct(language, source string) Act {
+	return Act{Kind: action.Code, Language: language, Source: source}
+}
+
+// WriteAct is the action of writing size bytes to path.
+func WriteAct(path string, size int64) Act { return Act{Kind: action.Write, Path: path, Size: size} }
+
+// Text is how the run's history names the action: a command as it is,
+// a code run and a write by their tool.
+func (a Act) Text() string {
+	switch a.Kind {
+	case action.Code:
+		return "execute_code (" + a.Language + "):\n" + a.Source
+	case action.Write:
+		return fmt.Sprintf("write_file %s (%d bytes)", a.Path, a.Size)
+	}
+	return a.Command
+}
+
+// ToolResult is what a tool call of the model's came to, as the
+// worker's agent tells the model.
+type ToolResult struct {
+	CallID  string `json:"tool_call_id"`
+	Content string `json:"content"`
+}
+
+// ModelReply is the model's next message, from the host.
+type ModelReply struct {
+	Message      llm.Message `json:"message"`
+	FinishReason string      `json:"finish_reason,omitempty"`
 }
 
 // Decision is the host's answer to decide.
@@ -225,6 +315,10 @@ type Decision struct {
 	// N is the step's index in the run's history when the host
 	// recorded a denied step; an allowed one is recorded by step.
 	N int `json:"n,omitempty"`
+	// Action is the action decided, as the host read it (a write's
+	// path made absolute): an allowed one is run exactly so, and
+	// reported so.
+	Action *Act `json:"action,omitempty"`
 }
 
 // CronResult is the run a cron_run request started.

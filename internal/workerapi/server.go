@@ -27,6 +27,7 @@ import (
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/connlimit"
 	"github.com/wardenhq/warden/internal/jsonbody"
+	"github.com/wardenhq/warden/internal/llm"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/runner"
 	"github.com/wardenhq/warden/internal/store"
@@ -52,20 +53,21 @@ type CronRunner interface {
 	Wait(ctx context.Context, runID string) (status string, err error)
 }
 
-// Agent runs a prompt task's agent as the owner in ctx; *agent.Agent is
-// one.
-type Agent interface {
-	Prompt(ctx context.Context, conversation, dir, prompt string, board agent.Board) (agent.Transcript, error)
-}
-
 // Options configure a Server.
 type Options struct {
 	Board  store.BoardStore
 	Runner Runner
 	// Cron runs cron jobs for workers; nil refuses cron_run.
 	Cron CronRunner
-	// Agent runs prompt tasks; nil refuses the agent verb (no model).
-	Agent Agent
+	// Model answers prompt tasks' model calls with the host's
+	// credentials; nil refuses the model verb (no model configured).
+	Model llm.Client
+	// MaxTurns caps the model calls of one run; zero means
+	// agent.DefaultMaxTurns.
+	MaxTurns int
+	// System is the system prompt of prompt tasks' conversations; ""
+	// means agent.DefaultSystem.
+	System string
 	// BoardID names the board in owners; "" for a single-board host.
 	BoardID string
 	// ScratchDir holds scratch workspaces, one directory per task
@@ -130,6 +132,12 @@ func New(o Options) *Server {
 	}
 	if o.Lease <= 0 {
 		o.Lease = DefaultLease
+	}
+	if o.MaxTurns <= 0 {
+		o.MaxTurns = agent.DefaultMaxTurns
+	}
+	if o.System == "" {
+		o.System = agent.DefaultSystem
 	}
 	return &Server{o: o, log: o.Logger.With("component", "workerapi"), uid: os.Getuid(), leases: map[string]*lease{}}
 }
@@ -201,15 +209,19 @@ type conn struct {
 	run   string
 	dir   string
 	ended bool
-	// pending is the allowed command the worker was told it may run,
+	// pending is the allowed action the worker was told it may run,
 	// until it reports the step.
 	pending *pendingStep
+	// chat is a prompt task's conversation with the model, held by the
+	// host (model verb).
+	chat *chat
 }
 
-// pendingStep is an allowed command not yet reported.
+// pendingStep is an allowed action not yet reported.
 type pendingStep struct {
-	command, rule string
-	started       time.Time
+	act     Act
+	rule    string
+	started time.Time
 }
 
 func (s *Server) serveConn(ctx context.Context, c net.Conn, remote bool) {
@@ -367,13 +379,8 @@ func (cn *conn) handle(req Request) Response {
 		})
 	case VerbCronRun:
 		return cn.cronRun(ctx, req)
-	case VerbAgent:
-		if cn.remote {
-			// The agent runs on the host; a remote worker's task is a
-			// script (Dispatcher.Remote refuses prompt tasks).
-			return refused("a remote worker cannot run the host's agent")
-		}
-		return cn.agent(ctx)
+	case VerbModel:
+		return cn.model(ctx, req)
 	}
 	return badRequest(fmt.Sprintf("unknown verb %q", req.Verb))
 }
@@ -463,6 +470,9 @@ func (cn *conn) hello(req Request) Response {
 		Task: TaskInfo{ID: task.ID, Title: task.Title, Body: task.Body, Workspace: task.Workspace, Script: task.Script, Prompt: task.Prompt},
 		Run:  run.ID, Owner: o.String(), Dir: dir,
 	}
+	if strings.TrimSpace(task.Prompt) != "" {
+		h.MaxTurns = cn.s.o.MaxTurns
+	}
 	if cn.remote {
 		h.Passthrough, h.Network, h.LeaseMillis = cn.s.o.Passthrough, cn.s.o.Network, cn.s.o.Lease.Milliseconds()
 	} else {
@@ -511,20 +521,22 @@ func (cn *conn) checkPeer(run store.TaskRun) error {
 	return nil
 }
 
-// decide has the host's gate decide command as the connection's owner,
-// in the run's workspace, through the runner's one path (audited before
-// the answer; a human asked when the gate says so, for as long as that
-// takes). A denied command is recorded as the run's step at once; an
-// allowed one waits for the worker's report (step).
+// decide has the host's gate decide an action (a command, a code run,
+// a file write) as the connection's owner, in the run's workspace,
+// through the runner's one path (audited before the answer; a human
+// asked when the gate says so, for as long as that takes). A denied
+// action is recorded as the run's step at once; an allowed one waits
+// for the worker's report (step).
 func (cn *conn) decide(ctx context.Context, req Request) Response {
-	if strings.TrimSpace(req.Command) == "" {
-		return badRequest("empty command")
+	a, act, err := cn.action(req)
+	if err != nil {
+		return badRequest(err.Error())
 	}
 	if r := cn.flush(ctx); r.Code != "" {
 		return r
 	}
 	started := cn.s.o.Now()
-	out, err := cn.s.o.Runner.Authorize(ctx, action.NewShell(req.Command).In(cn.dir))
+	out, err := cn.s.o.Runner.Authorize(ctx, act)
 	if err != nil {
 		cn.s.log.WarnContext(ctx, "decision failed closed", "err", err)
 	}
@@ -533,14 +545,14 @@ func (cn *conn) decide(ctx context.Context, req Request) Response {
 		// asked: nobody is left to hear the answer.
 		return internal(context.Cause(ctx))
 	}
-	d := Decision{Allowed: out.Allowed, Verdict: "deny", Rule: out.Decision.Rule, Message: out.Message}
+	d := Decision{Allowed: out.Allowed, Verdict: "deny", Rule: out.Decision.Rule, Message: out.Message, Action: &a}
 	if out.Allowed {
 		d.Verdict = "allow"
-		cn.pending = &pendingStep{command: req.Command, rule: d.Rule, started: started}
+		cn.pending = &pendingStep{act: a, rule: d.Rule, started: started}
 		return Response{Decision: &d}
 	}
 	step, serr := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
-		Command: req.Command, Verdict: d.Verdict, Rule: d.Rule, ExitCode: -1,
+		Command: a.Text(), Verdict: d.Verdict, Rule: d.Rule, ExitCode: -1,
 		Output: d.Message, Started: started, Finished: cn.s.o.Now(),
 	})
 	if r := cn.stepErr(serr); r.Code != "" {
@@ -550,19 +562,19 @@ func (cn *conn) decide(ctx context.Context, req Request) Response {
 	return Response{Decision: &d}
 }
 
-// step records how the allowed command ended, under the host's
+// step records how the allowed action ended, under the host's
 // decision: the worker says only the exit code and the output.
 func (cn *conn) step(ctx context.Context, req Request) Response {
 	p := cn.pending
 	if p == nil {
-		return badRequest("no allowed command to report: ask decide first")
+		return badRequest("no allowed action to report: ask decide first")
 	}
-	if req.Command != p.command {
-		return badRequest("the step reported is not the command that was decided")
+	if a, _, err := cn.action(req); err != nil || a != p.act {
+		return badRequest("the step reported is not the action that was decided")
 	}
 	cn.pending = nil
 	step, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
-		Command: p.command, Verdict: "allow", Rule: p.rule, ExitCode: req.ExitCode,
+		Command: p.act.Text(), Verdict: "allow", Rule: p.rule, ExitCode: req.ExitCode,
 		Output: req.Output, Started: p.started, Finished: cn.s.o.Now(),
 	})
 	if r := cn.stepErr(err); r.Code != "" {
@@ -580,7 +592,7 @@ func (cn *conn) flush(ctx context.Context) Response {
 	}
 	cn.pending = nil
 	_, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
-		Command: p.command, Verdict: "allow", Rule: p.rule, ExitCode: -1,
+		Command: p.act.Text(), Verdict: "allow", Rule: p.rule, ExitCode: -1,
 		Output: "warden: the worker did not report how this step ended", Started: p.started, Finished: cn.s.o.Now(),
 	})
 	return cn.stepErr(err)

@@ -85,10 +85,18 @@ func newEnv(t *testing.T, kanbanMode string, tweak func(*Options)) *env {
 // token; it returns the task, run and token secret.
 func (e *env) claimed(t *testing.T, pid int, script ...string) (store.Task, store.TaskRun, string) {
 	t.Helper()
+	return e.claimedTask(t, pid, store.Task{Script: script})
+}
+
+// claimedTask is claimed for any task (its id, title and workspace are
+// set here).
+func (e *env) claimedTask(t *testing.T, pid int, task store.Task) (store.Task, store.TaskRun, string) {
+	t.Helper()
 	ctx := t.Context()
 	e.nrun++
 	id := "t" + string(rune('a'+e.nrun))
-	if _, err := e.db.AddTask(ctx, store.Task{ID: id, Title: id, Workspace: store.WorkspaceScratch, Script: script}); err != nil {
+	task.ID, task.Title, task.Workspace = id, id, store.WorkspaceScratch
+	if _, err := e.db.AddTask(ctx, task); err != nil {
 		t.Fatal(err)
 	}
 	tk, r, err := e.db.ClaimTask(ctx, store.TaskClaim{Run: "run-" + id})
