@@ -144,12 +144,15 @@ func (s *Server) detach(w http.ResponseWriter, r *http.Request, o owner.Owner, g
 	head.WriteString(streamHeader)
 	_ = w.Header().WriteSubset(&head, map[string]bool{"Content-Type": true, "Connection": true, "Content-Length": true, "Transfer-Encoding": true})
 	head.WriteString("\r\n")
+	// Counted before the connection leaves net/http, whose Shutdown
+	// stops waiting for it from then on (Server.Wait takes over).
+	s.streams.Add(1)
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
+		s.streams.Done()
 		return nil, nil, nil, false
 	}
 	_ = brw // its buffers go with net/http's connection state; the body was read
-	s.streams.Add(1)
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	cw := &connWaiter{conn: conn, cancel: cancel, gone: gone}
 	// The context ends only here and in cw (a hang-up), so a Park
