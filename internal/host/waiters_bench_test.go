@@ -391,7 +391,7 @@ func TestPendingMemoryReturns(t *testing.T) {
 		for _, c := range conns {
 			c.Close()
 		}
-		waitFor(t, "every request withdrawn", func() bool {
+		waitLong(t, "every request withdrawn", func() bool {
 			l, err := th.client.Approvals(t.Context())
 			return err == nil && len(l) == 0
 		})
@@ -417,7 +417,7 @@ func TestPendingMemoryReturns(t *testing.T) {
 func settled(t *testing.T, want int) hostMemory {
 	t.Helper()
 	if want > 0 {
-		waitFor(t, "the requests' goroutines to end", func() bool { return runtime.NumGoroutine() <= want+2 })
+		waitLong(t, "the requests' goroutines to end", func() bool { return runtime.NumGoroutine() <= want+2 })
 	}
 	return readMemory()
 }
@@ -428,5 +428,16 @@ func heapProfile(t *testing.T, name string) {
 		runtime.GC()
 		pprof.Lookup("heap").WriteTo(f, 0)
 		f.Close()
+	}
+}
+
+// waitLong is waitFor with room for a loaded machine running the race
+// detector: a thousand requests end in turn.
+func waitLong(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }
