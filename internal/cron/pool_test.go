@@ -77,7 +77,7 @@ func TestWorkersBoundRuns(t *testing.T) {
 
 // TestRunTimeoutFreesWorker: a run that would hang forever is cut off by
 // RunTimeout, recorded failed with why, and the run queued behind it on
-// the one worker then runs.
+// the one worker then gets it.
 func TestRunTimeoutFreesWorker(t *testing.T) {
 	f := newFixture(t, fixtureOptions{hook: func(ctx context.Context, cmd string) {
 		if strings.Contains(cmd, "hang") {
@@ -104,10 +104,17 @@ func TestRunTimeoutFreesWorker(t *testing.T) {
 	if r.Status != store.RunFailed || !strings.Contains(r.Error, ErrTimeout.Error()) {
 		t.Errorf("hanging run: %s %q, want failed with %q", r.Status, r.Error, ErrTimeout)
 	}
-	if r, err = f.sched.Wait(t.Context(), next); err != nil {
+	if _, err = f.sched.Wait(t.Context(), next); err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != store.RunSucceeded {
-		t.Errorf("run behind it: %s %q", r.Status, r.Error)
+	// The run behind it had the worker: its step reached the runner.
+	// (How it ended is the machine's: on a loaded one its sandboxed
+	// echo may itself outlast the 100 ms bound.)
+	ran := false
+	for _, c := range f.rec.snapshot() {
+		ran = ran || c.cmd == "echo next"
+	}
+	if !ran {
+		t.Error("the run queued behind the hanging one never ran its step")
 	}
 }
