@@ -153,3 +153,35 @@ func (s *Service) NewID() string { return s.ids.New() }
 func (s *Service) Promote(ctx context.Context) ([]string, error) {
 	return s.st.Promote(ctx, s.now())
 }
+
+// The run operations below are a worker's (internal/workerapi): the
+// host's record of one run of a task, kept through the same service, and
+// so the same clock, as the operator's verbs.
+
+// Redeem uses the worker token with hash for task: burnt by this first
+// use whatever the outcome (store.BoardStore.ConsumeToken).
+func (s *Service) Redeem(ctx context.Context, hash, task string) (store.WorkerToken, error) {
+	return s.st.ConsumeToken(ctx, hash, task, s.now())
+}
+
+// Run returns one run with its steps.
+func (s *Service) Run(ctx context.Context, id string) (store.TaskRun, error) {
+	return s.st.GetRun(ctx, id)
+}
+
+// Step adds run's next step; store.ErrTaskRunEnded once the run ended.
+func (s *Service) Step(ctx context.Context, run string, st store.TaskStep) (store.TaskStep, error) {
+	return s.st.AppendRunStep(ctx, run, st)
+}
+
+// Finish ends a running run as succeeded or blocked, now.
+func (s *Service) Finish(ctx context.Context, run string, f store.RunFinish) (store.Task, error) {
+	f.At = s.now()
+	return s.st.FinishRun(ctx, run, f)
+}
+
+// Fail ends a running run as failed, now: its task is ready again, or
+// blocked once limit failures are reached (zero or less: never).
+func (s *Service) Fail(ctx context.Context, run, reason string, limit int) (store.Task, error) {
+	return s.st.RecordFailure(ctx, run, reason, limit, s.now())
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,5 +245,56 @@ func check(rt *rapid.T, db *sqlite.DB, done map[string]bool, limit int) {
 		if tk.Status == store.TaskDone {
 			done[tk.ID] = true
 		}
+	}
+}
+
+// TestServiceRuns: a worker's run operations, on the service's clock: a
+// token is burnt by its first use, a step lands in the run, a failure
+// under the limit sends the task back to ready, a finish ends the run at
+// the service's time and nothing more is added to it.
+func TestServiceRuns(t *testing.T) {
+	ctx := t.Context()
+	db := openStore(t)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := board.New(board.Options{Store: db, Now: func() time.Time { return at }})
+	tk, err := s.Add(ctx, board.NewTask{Title: "build", Script: []string{"make"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := func() store.TaskRun {
+		t.Helper()
+		_, r, err := db.ClaimTask(ctx, store.TaskClaim{Run: s.NewID(), At: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := claim()
+	hash := strings.Repeat("ab", 32)
+	if err := db.MintToken(ctx, store.WorkerToken{Hash: hash, Task: tk.ID, Run: r.ID, Created: at, Expires: at.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := s.Redeem(ctx, hash, tk.ID); err != nil || tok.Run != r.ID {
+		t.Fatalf("redeem: %+v %v", tok, err)
+	}
+	if _, err := s.Redeem(ctx, hash, tk.ID); err == nil {
+		t.Error("a token redeemed twice")
+	}
+	if st, err := s.Step(ctx, r.ID, store.TaskStep{Command: "make", Verdict: "allow", Rule: "safe", Started: at, Finished: at}); err != nil || st.N != 0 {
+		t.Fatalf("step: %+v %v", st, err)
+	}
+	if got, err := s.Fail(ctx, r.ID, "make failed", 3); err != nil || got.Status != store.TaskReady {
+		t.Fatalf("fail: %+v %v", got, err)
+	}
+	r = claim()
+	if got, err := s.Finish(ctx, r.ID, store.RunFinish{Status: store.TaskRunSucceeded}); err != nil || got.Status != store.TaskDone {
+		t.Fatalf("finish: %+v %v", got, err)
+	}
+	run, err := s.Run(ctx, r.ID)
+	if err != nil || run.Status != store.TaskRunSucceeded || !run.Finished.Equal(at) {
+		t.Errorf("run after finish: %+v %v", run, err)
+	}
+	if _, err := s.Step(ctx, r.ID, store.TaskStep{Command: "late", Started: at, Finished: at}); !errors.Is(err, store.ErrTaskRunEnded) {
+		t.Errorf("a step after the end: %v", err)
 	}
 }

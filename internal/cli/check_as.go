@@ -8,6 +8,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/explain"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/policy"
 )
 
 // ownerForms lists the notations --as and a --jsonl "as" accept, for
@@ -33,7 +34,9 @@ func (checkChannel) Surface() string { return checkSurface }
 // channel when the owner's kind can have a human behind it (cli,
 // gateway, external, subagent). Cron, kanban, single_query, api, webhook
 // and internal owners stay without one, as they are when nobody attached
-// a channel in the host, and resolve from their modes.
+// a channel in the host, and resolve from their modes; a kanban run gets
+// one in decideAs when kanban_mode is ask, as the host gives it the
+// console then.
 func parseAs(notation string) (owner.Owner, error) {
 	o, err := owner.Parse(notation)
 	if err != nil {
@@ -62,6 +65,13 @@ func asUsageError(err error) error {
 func decideAs(ctx context.Context, rules *checkRules, o owner.Owner, line string) (explain.Explanation, error) {
 	if rules == nil {
 		return explain.Explanation{}, errors.New("decide: no policy loaded")
+	}
+	if o.Kind() == owner.KindKanban && !o.CanAnswer() && rules.gate.Policy().KanbanMode == policy.UnattendedAsk {
+		// The host gives a kanban run its web console under
+		// kanban_mode ask: simulate that channel too.
+		if ch, err := o.WithChannel(checkChannel{}); err == nil {
+			o = ch
+		}
 	}
 	e, err := explain.Decide(ctx, rules.gate, rules.deny, o, line)
 	if e.Decision != nil {

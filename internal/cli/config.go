@@ -358,6 +358,9 @@ func writeConfigSummary(w io.Writer, file string, cfg *config.Config, warnings [
 	fmt.Fprintf(bw, "mode: %s\n", mode)
 	fmt.Fprintf(bw, "unattended modes: cron_mode %s, kanban_mode %s, single_query_mode %s, unattended_mode %s\n",
 		a.CronMode, a.KanbanMode, a.SingleQueryMode, a.UnattendedMode)
+	if a.KanbanMode == policy.UnattendedAsk {
+		fmt.Fprintf(bw, "kanban_mode ask: a dangerous kanban step waits up to %s for a human on warden serve's web console (any host's, on a shared store); no answer, or a host serving no console, is a deny\n", a.Timeout)
+	}
 	fmt.Fprintf(bw, "deny rules: %d\n", len(a.Deny))
 	fmt.Fprintf(bw, "allowlist entries: %d\n", len(cfg.CommandAllowlist))
 	fmt.Fprintf(bw, "mcp rules: %d\n", len(cfg.MCP.Rules))

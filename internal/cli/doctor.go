@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/internal/doctor"
 	"github.com/wardenhq/warden/internal/host"
 	"github.com/wardenhq/warden/internal/localapi"
+	"github.com/wardenhq/warden/internal/policy"
 	"github.com/wardenhq/warden/internal/sandbox"
 )
 
@@ -117,6 +118,10 @@ func configCheck(path string) (*config.Config, doctor.Result) {
 		return nil, r
 	}
 	r.Status, r.Summary = doctor.OK, fmt.Sprintf("loaded (sha256:%.12s…)", cfg.Digest)
+	if cfg.Approvals.KanbanMode == policy.UnattendedAsk {
+		r.Details = append(r.Details, doctor.Detail{Key: "kanban_mode", Value: fmt.Sprintf(
+			"ask: a dangerous kanban step waits up to %s for a human on warden serve's web console (any host's, on a shared store); no answer, or a host serving no console, is a deny", cfg.Approvals.Timeout)})
+	}
 	for _, w := range warns {
 		r.Status = doctor.Warn
 		r.Details = append(r.Details, doctor.Detail{Key: "warning", Value: w.String()})

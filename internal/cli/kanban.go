@@ -54,9 +54,12 @@ The host's dispatcher runs a ready task in a worker process ("warden worker
 one-time token on file descriptor 3). The worker runs the task's script
 step by step itself, in its sandbox; the host's gate decides each step
 first, as the run's kanban owner (kanban:TASK,run=RUN), and the worker
-runs exactly what was decided. A kanban run has no human to
-ask: a dangerous step is decided by approvals.kanban_mode (deny by
-default), and a denied step blocks the task with the reason as a comment.
+runs exactly what was decided. A dangerous step is decided by
+approvals.kanban_mode: deny (the default) or approve at once, nobody
+asked; or ask: the host puts it to a human on its web console (any
+host's, on a shared store) and the worker waits; no answer within
+approvals.timeout is a deny. A denied step blocks the task with the reason
+as a comment.
 A failing step or a worker that dies sends the task back to ready; after
 the failure limit it is blocked with the last error.
 

@@ -59,7 +59,7 @@ func Diff(old, new *Config) []Change {
 		{"approvals.single_query_mode", a.SingleQueryMode, b.SingleQueryMode},
 		{"approvals.unattended_mode", a.UnattendedMode, b.UnattendedMode},
 	} {
-		add(m.key, m.o.String(), m.n.String(), m.n.Approves() && !m.o.Approves())
+		add(m.key, m.o.String(), m.n.String(), unattendedRank(m.n) > unattendedRank(m.o))
 	}
 	add("approvals.timeout", a.Timeout.String(), b.Timeout.String(), false)
 	add("approvals.denial_breaker_threshold", strconv.Itoa(a.DenialBreakerThreshold), strconv.Itoa(b.DenialBreakerThreshold),
@@ -120,6 +120,18 @@ func modeRank(m policy.Mode) int {
 		return 1
 	}
 	return 2
+}
+
+// unattendedRank orders unattended modes by how much they let through:
+// deny, then ask (a human may approve), then approve.
+func unattendedRank(m policy.UnattendedMode) int {
+	switch m {
+	case policy.UnattendedAsk:
+		return 1
+	case policy.UnattendedApprove:
+		return 2
+	}
+	return 0
 }
 
 // breakerLooser: a higher threshold, or none (<= 0), trips later.

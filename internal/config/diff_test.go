@@ -37,6 +37,15 @@ func TestDiff(t *testing.T) {
 	if len(cron) != 1 || cron[0].Key != "approvals.cron_mode" || !cron[0].Widens || cron[0].String() != "approvals.cron_mode: deny → approve (widens)" {
 		t.Errorf("cron_mode: %v", cron)
 	}
+	for _, k := range []struct {
+		from, to string
+		widens   bool
+	}{{"deny", "ask", true}, {"ask", "approve", true}, {"approve", "ask", false}, {"ask", "deny", false}} {
+		ch := Diff(mustParse(t, "approvals: {kanban_mode: "+k.from+"}"), mustParse(t, "approvals: {kanban_mode: "+k.to+"}"))
+		if len(ch) != 1 || ch[0].Widens != k.widens {
+			t.Errorf("kanban_mode %s → %s: %v, want widens=%v", k.from, k.to, ch, k.widens)
+		}
+	}
 	mcp := Diff(mustParse(t, "mcp: {rules: [{match: 'a/*', action: deny}]}"), mustParse(t, "mcp: {rules: [{match: 'a/*', action: deny}, {match: 'b/*', action: deny}]}"))
 	if len(mcp) != 1 || mcp[0].Widens {
 		t.Errorf("appended mcp deny rule: %v", mcp)

@@ -301,7 +301,7 @@ func (v *validator) config(raw *rawConfig) *Config {
 		ap.Mode = v.mode(a.Mode.n)
 		ap.Timeout = v.timeout(a.Timeout.n)
 		ap.CronMode = v.unattended(a.CronMode.n, "approvals.cron_mode")
-		ap.KanbanMode = v.unattended(a.KanbanMode.n, "approvals.kanban_mode")
+		ap.KanbanMode = v.kanbanMode(a.KanbanMode.n)
 		ap.SingleQueryMode = v.unattended(a.SingleQueryMode.n, "approvals.single_query_mode")
 		ap.UnattendedMode = v.unattended(a.UnattendedMode.n, "approvals.unattended_mode")
 		ap.Deny = v.globs(a.Deny.n, "approvals.deny")
@@ -419,10 +419,28 @@ func (v *validator) unattended(n ast.Node, key string) policy.UnattendedMode {
 		}
 	}
 	m, err := policy.ParseUnattendedMode(text)
-	if err != nil {
+	switch {
+	case errors.Is(err, policy.ErrAskNotHere):
+		// Not a typo to read as deny: the operator wants a human, and
+		// no human can be reached for this owner (invariant 9).
+		v.errorf(n, "%s: ask is only valid for approvals.kanban_mode, whose runs the host can put to its web console; want approve or deny", key)
+	case err != nil:
 		v.warnf(n, key, "%q is not approve or deny; reading it as deny", text)
 	}
 	return m
+}
+
+// kanbanMode reads approvals.kanban_mode: deny, approve or ask.
+func (v *validator) kanbanMode(n ast.Node) policy.UnattendedMode {
+	const key = "approvals.kanban_mode"
+	if text, ok := scalarString(n); ok && n != nil {
+		if m, err := policy.ParseKanbanMode(text); err == nil {
+			return m
+		}
+		v.warnf(n, key, "%q is not approve, deny or ask; reading it as deny", text)
+		return policy.UnattendedDeny
+	}
+	return v.unattended(n, key)
 }
 
 func (v *validator) timeout(n ast.Node) time.Duration {

@@ -133,6 +133,10 @@ func TestParseValues(t *testing.T) {
 		{"mode anchored", "approvals: {mode: &m smart}", func(c *Config) bool { return c.Approvals.Mode == policy.ModeSmart }},
 		{"cron approve", "approvals: {cron_mode: approve}", func(c *Config) bool { return c.Approvals.CronMode.Approves() }},
 		{"cron false", "approvals: {cron_mode: false}", func(c *Config) bool { return !c.Approvals.CronMode.Approves() }},
+		{"kanban ask", "approvals: {kanban_mode: ask}", func(c *Config) bool { return c.Approvals.KanbanMode == policy.UnattendedAsk }},
+		{"kanban ASK", "approvals: {kanban_mode: ' ASK'}", func(c *Config) bool { return c.Approvals.KanbanMode == policy.UnattendedAsk }},
+		{"kanban approve", "approvals: {kanban_mode: approve}", func(c *Config) bool { return c.Approvals.KanbanMode == policy.UnattendedApprove }},
+		{"kanban typo", "approvals: {kanban_mode: asks}", func(c *Config) bool { return c.Approvals.KanbanMode == policy.UnattendedDeny }},
 		{"timeout", "approvals: {timeout: 45}", func(c *Config) bool { return c.Approvals.Timeout == 45*time.Second }},
 		{"breaker off", "approvals: {denial_breaker_threshold: 0}", func(c *Config) bool { return c.Approvals.DenialBreakerThreshold == 0 }},
 		{"deny block scalar", "approvals:\n  deny:\n    - |\n      rm -rf *\n", func(c *Config) bool { return len(c.Approvals.Deny) == 1 }},
@@ -149,6 +153,22 @@ func TestParseValues(t *testing.T) {
 				t.Errorf("unexpected config for %q: %+v", tt.src, cfg)
 			}
 		})
+	}
+}
+
+// TestAskOnlyForKanban: ask is refused, as an error naming the key, for
+// every unattended mode but kanban_mode: those owners have no console
+// the host could attach (invariant 9).
+func TestAskOnlyForKanban(t *testing.T) {
+	for _, key := range []string{"cron_mode", "single_query_mode", "unattended_mode"} {
+		_, _, err := Parse([]byte("approvals:\n  "+key+": ask\n"), "c.yaml")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "approvals."+key+": ask is only valid for approvals.kanban_mode") {
+			t.Errorf("%s: ask: %v", key, err)
+		}
+	}
+	cfg, warns, err := Parse([]byte("approvals:\n  kanban_mode: ask\n"), "c.yaml")
+	if err != nil || len(warns) != 0 || cfg.Approvals.KanbanMode != policy.UnattendedAsk {
+		t.Errorf("kanban_mode ask: %v, %v, %v", cfg, warns, err)
 	}
 }
 

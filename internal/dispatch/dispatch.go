@@ -143,6 +143,9 @@ type Options struct {
 	Review bool
 	// BoardID names the board in owners; "" for a single-board host.
 	BoardID string
+	// Attend gives a run's owner the host's answer channel for a request
+	// (workerapi.Options.Attend): the web console under kanban_mode ask.
+	Attend func() owner.AnswerChannel
 	// TokenTTL is how long a worker has to say hello; zero means
 	// DefaultTokenTTL.
 	TokenTTL time.Duration
@@ -246,7 +249,7 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	d.o.RemoteLease = o.RemoteLease
 	d.srv = workerapi.New(workerapi.Options{
-		Board: o.Board, Runner: o.Runner, Cron: o.Cron, Model: o.Model, MaxTurns: o.MaxTurns, BoardID: o.BoardID,
+		Board: o.Boards, Runner: o.Runner, Cron: o.Cron, Model: o.Model, MaxTurns: o.MaxTurns, BoardID: o.BoardID, Attend: o.Attend,
 		ScratchDir: d.scratch(), FailureLimit: o.FailureLimit, Review: o.Review,
 		StepEnv: d.env(nil), Passthrough: d.o.Passthrough, Network: o.Network,
 		Lease: o.RemoteLease, Lapsed: func(string) { d.Poke() },

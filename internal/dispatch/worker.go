@@ -105,7 +105,7 @@ func RunWorker(ctx context.Context, p WorkerParams) error {
 	}
 	// Nothing the worker runs (same user, same sandbox) may trace it or
 	// read its memory and descriptors: its connection is the run.
-	undumpable()
+	_ = sandbox.HideSelf()
 	token, err := readToken(p.Token)
 	if err != nil {
 		return err

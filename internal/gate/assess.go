@@ -46,6 +46,7 @@ type assessment struct {
 type shellAssessment struct {
 	assessment
 	one [1]*shell.Analysis
+	cls [2]string
 }
 
 // covered reports whether grants cover every finding and extra class.
@@ -90,15 +91,24 @@ func (t *table) finish(d Decision, v Verdict, rule, why string, as *assessment) 
 	d.Verdict, d.Rule = v, rule
 	d.Steps = notReached(t.steps)
 	d.DenyRule = as.denyRule
-	// One concatenation: the message is built once, not grown.
-	desc, sep1, sep2 := "", "", ""
+	// One buffer: the message is built once, its classes' descriptions
+	// written into it.
+	var b strings.Builder
+	b.Grow(len(v) + len(rule) + len(as.what) + len(why) + 8 + 96*len(as.classes))
+	b.WriteString(string(v))
+	b.WriteString(" (")
+	b.WriteString(rule)
+	b.WriteString("): ")
+	b.WriteString(as.what)
 	if len(as.classes) > 0 {
-		desc, sep1 = describe(as.classes), " — "
+		b.WriteString(" — ")
+		writeDescription(&b, as.classes)
 	}
 	if why != "" {
-		sep2 = "; "
+		b.WriteString("; ")
+		b.WriteString(why)
 	}
-	d.HumanMessage = string(v) + " (" + rule + "): " + as.what + sep1 + desc + sep2 + why
+	d.HumanMessage = b.String()
 	if v == Deny {
 		d.AgentMessage = agentMessage(rule, why, as)
 	}
@@ -134,7 +144,10 @@ func (p *Policy) assessShell(cmd, dir, kind string, t *table) *assessment {
 	a := p.AnalyseIn(cmd, dir)
 	// The command as it will run, what could hide or disguise itself
 	// escaped (\u00a0), never a cleaned-up reading.
-	as := &shellAssessment{assessment: assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a, classes: a.Classes()}}
+	as := &shellAssessment{assessment: assessment{kind: action.Shell, what: kind + " `" + oneLine(shell.Visible(a.Input)) + "`", analysis: a}}
+	if cls := a.AppendClasses(as.cls[:0]); len(cls) > 0 {
+		as.classes = cls[:len(cls):len(cls)]
+	}
 	as.one[0] = a
 	as.shells = as.one[:]
 	p.floors(&as.assessment, as.shells, nil, dir, t)
@@ -211,7 +224,8 @@ func (p *Policy) denyMatch(list []*shell.Analysis, extraSubjects []string) (stri
 		return "", false
 	}
 	if len(list) == 1 && len(extraSubjects) == 0 {
-		return p.deny.Match(list[0].Projections())
+		var buf [8]string
+		return p.deny.Match(list[0].AppendProjections(buf[:0]))
 	}
 	subjects := extraSubjects
 	for _, a := range list {
@@ -456,19 +470,33 @@ func (p *Policy) assessTool(act action.Action, kind, name string, readOnly bool,
 }
 
 func describe(classes []string) string {
-	out := make([]string, 0, len(classes))
-	for _, k := range classes {
+	var b strings.Builder
+	writeDescription(&b, classes)
+	return b.String()
+}
+
+// writeDescription writes each class's description and key, comma
+// separated ("…description [key], …"; a class of neither catalogue by its
+// key alone).
+func writeDescription(b *strings.Builder, classes []string) {
+	for i, k := range classes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		desc := ""
 		if c, ok := shell.Lookup(k); ok {
-			out = append(out, c.Description+" ["+k+"]")
+			desc = c.Description
+		} else if c, ok := protect.Lookup(k); ok {
+			desc = c.Description
+		} else {
+			b.WriteString(k)
 			continue
 		}
-		if c, ok := protect.Lookup(k); ok {
-			out = append(out, c.Description+" ["+k+"]")
-			continue
-		}
-		out = append(out, k)
+		b.WriteString(desc)
+		b.WriteString(" [")
+		b.WriteString(k)
+		b.WriteString("]")
 	}
-	return strings.Join(out, ", ")
 }
 
 func unique(s []string) []string {

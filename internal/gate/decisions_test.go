@@ -348,6 +348,15 @@ Under ` + "`steps`" + ` (` + "`warden check --json`" + `, the audit log) each ro
 (checked, did not decide), ` + "`skip`" + ` (does not apply to this owner or action)
 or ` + "`decided`" + `.
 
+Row 7 decides for owners nobody can answer for, from their mode. A kanban
+run is one unless the operator set ` + "`approvals.kanban_mode: ask`" + `: then the
+host attaches its web console to the run's owner as its answer channel,
+and where ` + "`deny`" + ` would have denied, a human on the console is asked instead
+(row 9; example 13). That is not a flag that makes the run look attended:
+the channel is a live route the host holds, the worker can neither attach
+nor see it, and without a console nothing is asked (deny at once), so no
+question is ever parked where nobody can answer it (invariant 9).
+
 ## Examples
 
 Each case is decided by the real gate in a test (` + "`internal/gate/testdata/decisions`" + `):

@@ -134,11 +134,14 @@ func (g *Gate) Decide(ctx context.Context, act action.Action) (d Decision, err e
 
 // decideOwned runs rows 5 to 10 for a dangerous action with an owner.
 func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act action.Action, as *assessment, t *table, d Decision) (Decision, error) {
-	attended := o.Attended()
+	attended := p.attended(o)
+	kanban := attended && inKanban(o)
 	// Row 5: bypasses. The container is the boundary for every owner;
 	// yolo and mode off are an attended human's choices and never reach
-	// an unattended lineage. What the analyser could not see into passes
-	// no bypass and no grant (invariant 12): a human decides, or, for an
+	// an unattended lineage, nor a kanban run put to the console
+	// (kanban_mode ask turns row 7's deny into a human's answer, and
+	// nothing else). What the analyser could not see into passes no
+	// bypass and no grant (invariant 12): a human decides, or, for an
 	// unattended owner, it is denied.
 	opaque := as.opaque != ""
 	switch {
@@ -149,6 +152,8 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 		return t.finish(d, Allow, RuleContainer, "", as), nil
 	case !attended:
 		t.add(5, "bypasses", Skip, "unattended lineage: yolo and mode off do not apply")
+	case kanban:
+		t.add(5, "bypasses", Skip, "a kanban run: yolo and mode off do not apply")
 	case g.processYolo:
 		t.add(5, "bypasses", Decided, "process started with --yolo")
 		return t.finish(d, Allow, RuleProcessYolo, "", as), nil
@@ -170,7 +175,7 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 	// Row 6: grants. The exact key is only needed here, off the safe path.
 	if opaque {
 		t.add(6, "grants", Skip, "no grant covers what the analyser could not see into")
-		return g.decideOpaque(ctx, p, o, as, t, d)
+		return g.decideOpaque(ctx, p, o, attended, as, t, d)
 	}
 	as.exact = grant.ExactKey(act)
 	grants, err := g.grantsFor(ctx, p, o.SessionKey())
@@ -195,7 +200,9 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 	surface := surfaceOf(o)
 	t.add(7, "unattended mode", Skip, "attended: "+surface)
 	// Row 8: the guardian.
-	if p.Mode == policy.ModeSmart {
+	if kanban {
+		t.add(8, "guardian", Skip, "a kanban run put to a human: the human decides")
+	} else if p.Mode == policy.ModeSmart {
 		if g.guardian == nil {
 			t.add(8, "guardian", Skip, "mode smart without a guardian acts as manual")
 		} else {
@@ -219,7 +226,7 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 			}
 		}
 	} else {
-		t.add(8, "guardian", Skip, "mode "+p.Mode.String())
+		t.add(8, "guardian", Skip, modeDetail(p.Mode))
 	}
 	// Row 9: ask the human on the owner's own surfaces.
 	t.add(9, "ask a human", Decided, surface)
@@ -229,8 +236,8 @@ func (g *Gate) decideOwned(ctx context.Context, p *Policy, o owner.Owner, act ac
 // decideOpaque runs rows 7 to 9 for an action the analyser could not see
 // into: an unattended owner is denied whatever its mode; an attended one
 // is asked (the guardian does not decide it).
-func (g *Gate) decideOpaque(ctx context.Context, p *Policy, o owner.Owner, as *assessment, t *table, d Decision) (Decision, error) {
-	if !o.Attended() {
+func (g *Gate) decideOpaque(ctx context.Context, p *Policy, o owner.Owner, attended bool, as *assessment, t *table, d Decision) (Decision, error) {
+	if !attended {
 		why := "no human can look at what warden could not see into (" + as.opaque + ")"
 		t.add(7, "unattended mode", Decided, why)
 		return t.finish(d, Deny, RuleOpaque, why, as), nil
@@ -264,7 +271,33 @@ func (g *Gate) grantsFor(ctx context.Context, p *Policy, session string) ([]gran
 	if err != nil {
 		return nil, fmt.Errorf("%w: load grants: %w", ErrInternal, err)
 	}
+	if len(gs) == 0 {
+		return p.allowlist, nil // read only: nothing appends to or writes into it
+	}
 	return append(gs, p.allowlist...), nil
+}
+
+// attended reports whether a human may be asked for o under p: o is
+// attended (owner.Attended: a channel on o, nothing unattended along its
+// lineage), and if a kanban run is along it, kanban_mode is still ask —
+// a console the host attached does not outlive a reload to deny or
+// approve.
+func (p *Policy) attended(o owner.Owner) bool {
+	if !o.Attended() {
+		return false
+	}
+	return !inKanban(o) || p.KanbanMode == policy.UnattendedAsk
+}
+
+// inKanban reports whether a kanban run is along o's lineage. It walks
+// the parents rather than building the lineage: no allocation.
+func inKanban(o owner.Owner) bool {
+	for ok := o.Valid(); ok; o, ok = o.Parent() {
+		if o.Kind() == owner.KindKanban {
+			return true
+		}
+	}
+	return false
 }
 
 // unattended combines the modes along the owner's lineage: a deny
@@ -276,12 +309,21 @@ func (p *Policy) unattended(o owner.Owner) (policy.UnattendedMode, string, strin
 		ow := lineage[i]
 		self := i == len(lineage)-1
 		// An owner counts when nobody can answer for it: its kind is
-		// unattended, or it is the asker and has no channel.
-		if !ow.Unattended() && !(self && !ow.CanAnswer()) {
+		// unattended, or it is the asker and has no channel. A kanban
+		// run always counts, console or not: kanban_mode is what its
+		// operator chose for everything it does, and ask is no approval
+		// for the unattended runs it starts (a cron run), nobody being
+		// there to ask for them.
+		if !ow.Unattended() && ow.Kind() != owner.KindKanban && !(self && !ow.CanAnswer()) {
 			continue
 		}
 		mode, rule, what := p.modeOf(ow)
-		if !mode.Approves() {
+		switch {
+		case mode == policy.UnattendedAsk && self:
+			return mode, rule, what + " has no console to ask a human on"
+		case mode == policy.UnattendedAsk:
+			return mode, rule, "nobody can be asked for what " + what + " started: only its own steps go to a human"
+		case !mode.Approves():
 			return mode, rule, what + " runs without a human to approve dangerous actions"
 		}
 		if approveRule == "" {
@@ -309,14 +351,30 @@ func (p *Policy) modeOf(o owner.Owner) (policy.UnattendedMode, string, string) {
 }
 
 func surfaceOf(o owner.Owner) string {
-	who := o.String()
-	if k := o.SessionKey(); k != "" {
-		who = "session " + k
+	k := o.SessionKey()
+	ch, onChannel := o.Channel()
+	switch {
+	case k != "" && onChannel:
+		return "on " + ch.Surface() + " for session " + k
+	case k != "":
+		return "session " + k
+	case onChannel:
+		return "on " + ch.Surface() + " for " + o.String()
 	}
-	if ch, ok := o.Channel(); ok {
-		return "on " + ch.Surface() + " for " + who
+	return o.String()
+}
+
+// modeDetail is row 8's detail for a mode, a constant for the known ones.
+func modeDetail(m policy.Mode) string {
+	switch m {
+	case policy.ModeManual:
+		return "mode manual"
+	case policy.ModeSmart:
+		return "mode smart"
+	case policy.ModeOff:
+		return "mode off"
 	}
-	return who
+	return "mode " + m.String()
 }
 
 func grantRule(used []grant.Grant) string {

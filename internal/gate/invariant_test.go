@@ -167,6 +167,13 @@ func TestInvariant05_DelegationNeverWidensTrust(t *testing.T) {
 		{"both approve", "approvals:\n  kanban_mode: approve\n  cron_mode: approve\n", delegated(kanban("t"), cron("j")), Allow, func(r string) bool { return r == RuleCronMode }},
 		{"single query approve > cron deny", "approvals:\n  single_query_mode: approve\n  cron_mode: deny\n", delegated(owner.SingleQuery(), cron("j")), Deny, func(r string) bool { return r == RuleCronMode }},
 		{"attended subagent of cron", "approvals:\n  mode: off\n", delegated(cron("j"), chat("sub")), Deny, func(r string) bool { return r == RuleCronMode }},
+		// A kanban run with the console (kanban_mode ask): what it
+		// starts gets no human and no approve mode past it; its
+		// attended sub-agent is asked, never bypassed.
+		{"console kanban ask > cron approve", "approvals:\n  kanban_mode: ask\n  cron_mode: approve\n", delegated(consoleKanban("t"), cron("j")), Deny, func(r string) bool { return r == RuleKanbanMode }},
+		{"cron approve > console kanban ask", "approvals:\n  kanban_mode: ask\n  cron_mode: approve\n", delegated(cron("j"), consoleKanban("t")), Deny, func(r string) bool { return r == RuleKanbanMode }},
+		{"console kanban ask > attended subagent, mode off", "approvals:\n  kanban_mode: ask\n  mode: off\n", delegated(consoleKanban("t"), chat("sub")), Ask, func(r string) bool { return r == RuleHuman }},
+		{"console kanban ask > unattended subagent", "approvals:\n  kanban_mode: ask\n  unattended_mode: approve\n", delegated(consoleKanban("t"), must(owner.Subagent("s"))), Deny, func(r string) bool { return r == RuleKanbanMode }},
 	}
 	for _, tt := range tests {
 		for _, a := range acts {
@@ -270,8 +277,13 @@ func TestInvariant11_AgentCannotChangePolicy(t *testing.T) {
 	}
 	// Deny messages say what and why, never which knob.
 	g = setup{}.gate(t)
-	for _, o := range []owner.Owner{cron("j"), kanban("t"), owner.SingleQuery(), owner.API(), owner.Webhook()} {
-		d := decide(t, g, o, rmBuild)
+	ask := setup{yaml: "approvals:\n  kanban_mode: ask\n"}.gate(t)
+	for _, c := range []struct {
+		g *Gate
+		o owner.Owner
+	}{{g, cron("j")}, {g, kanban("t")}, {g, owner.SingleQuery()}, {g, owner.API()}, {g, owner.Webhook()},
+		{ask, kanban("t")}, {ask, delegated(consoleKanban("t"), cron("j"))}} {
+		o, d := c.o, decide(t, c.g, c.o, rmBuild)
 		for _, leak := range []string{"_mode", ": approve", "mode:", "allowlist", "yolo", "config", "approvals."} {
 			if strings.Contains(strings.ToLower(d.AgentMessage), leak) {
 				t.Errorf("%s deny message names %q: %s", o, leak, d.AgentMessage)

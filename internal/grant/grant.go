@@ -105,7 +105,7 @@ func (g Grant) live(session string, now time.Time) bool {
 }
 
 // Normalize is the exact-grain form of a command line.
-func Normalize(cmd string) string { return strings.Join(strings.Fields(cmd), " ") }
+func Normalize(cmd string) string { return shell.CollapseFields(cmd) }
 
 // Cover reports whether the live grants cover every finding of a shell
 // analysis, and the grants that did. An analysis with no findings is not
@@ -170,7 +170,7 @@ func coverFinding(grants []Grant, a *shell.Analysis, f shell.Finding, session st
 				return g, true
 			}
 		case Prefix:
-			if f.Command >= 0 && f.Command < len(a.Commands) && prefixMatch(g.Pattern, a.Commands[f.Command].Words()) {
+			if f.Command >= 0 && f.Command < len(a.Commands) && prefixMatch(g.Pattern, a.Commands[f.Command].Argv) {
 				return g, true
 			}
 		}
@@ -180,24 +180,22 @@ func coverFinding(grants []Grant, a *shell.Analysis, f shell.Finding, session st
 
 // prefixMatch reports whether argv starts with the pattern's words. The
 // first word matches by basename unless the pattern names a path.
-func prefixMatch(pattern string, argv []string) bool {
-	words := strings.Fields(strings.TrimSuffix(pattern, " *"))
-	if len(words) == 0 || len(argv) < len(words) {
-		return false
-	}
-	first := argv[0]
-	if !strings.Contains(words[0], "/") {
-		first = path.Base(first)
-	}
-	if first != words[0] {
-		return false
-	}
-	for i := 1; i < len(words); i++ {
-		if argv[i] != words[i] {
+func prefixMatch(pattern string, argv []shell.Arg) bool {
+	i := 0
+	for w := range strings.FieldsSeq(strings.TrimSuffix(pattern, " *")) {
+		if i >= len(argv) {
 			return false
 		}
+		a := argv[i].Value
+		if i == 0 && !strings.Contains(w, "/") {
+			a = path.Base(a)
+		}
+		if a != w {
+			return false
+		}
+		i++
 	}
-	return true
+	return i > 0
 }
 
 func contains(list []Grant, g Grant) bool {

@@ -248,6 +248,11 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 	if err := checkAddr(cfg.Addr, cfg.AllowRemote); err != nil {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
+	// The host holds the model's key and answers approvals: no process
+	// of its user may trace it or read its environment and memory.
+	if err := sandbox.HideSelf(); err != nil {
+		cfg.Logger.Warn("could not make the host non-dumpable: processes of its user can read its memory", "err", err)
+	}
 	state, err := filepath.Abs(cfg.StateDir)
 	if err != nil {
 		return nil, fmt.Errorf("start host: state directory: %w", err)
@@ -417,7 +422,7 @@ func start(ctx context.Context, cfg Config) (_ *host, err error) {
 		Board:      h.db, Boards: h.boards, Runner: h.runner, Sandbox: h.sandbox, Cron: cronRunner{h.cron}, Executable: cfg.Executable,
 		StateDir: state, ScratchDir: cfg.ScratchDir, Environ: cfg.Environ, Groups: h.groups, Logger: cfg.Logger,
 		Passthrough: startCfg.Tools.EnvPassthrough, FailureLimit: startCfg.Kanban.FailureLimit, Concurrency: startCfg.Kanban.Concurrency,
-		Ended: h.dropShell, Model: h.agents.workerModel(), MaxTurns: startCfg.LLM.MaxTurns,
+		Ended: h.dropShell, Model: h.agents.workerModel(), MaxTurns: startCfg.LLM.MaxTurns, Attend: h.kanbanChannel,
 		// The model is the host's: its key never reaches a worker, even
 		// when tools.env_passthrough names it.
 		Withhold: nonEmpty(startCfg.LLM.APIKeyEnv),
@@ -702,6 +707,9 @@ func (h *host) banner(recovered int) {
 		if !loopback(h.remoteAddr) {
 			fmt.Fprintf(w, "  note:    the worker listener %s is reachable beyond this machine (kanban.remote.listen); only issued tokens get in\n", h.remoteAddr)
 		}
+	}
+	if line := kanbanAskLine(h.gate.Policy().KanbanMode, h.gate.Policy().Timeout, h.info.ConsoleURL); line != "" {
+		fmt.Fprintf(w, "  kanban:  %s\n", line)
 	}
 	fmt.Fprintf(w, "  agents:  %s\n", h.agents.describe)
 	if line, warn := sandboxLines(h.sandbox.Status()); warn {

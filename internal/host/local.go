@@ -73,6 +73,8 @@ func OpenLocal(ctx context.Context, cfg LocalConfig) (*Local, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	// As the host: nothing of its user may read this process's memory.
+	_ = sandbox.HideSelf()
 	state, err := filepath.Abs(cfg.StateDir)
 	if err != nil {
 		return nil, fmt.Errorf("open local gate: %w", err)

@@ -119,6 +119,19 @@ func (l *policyLoader) reload(cfg *config.Config) {
 	}
 	l.loadErr.Store(nil)
 	changes := config.Diff(l.inForce.Load(), cfg)
+	widens := false
+	text := make([]string, len(changes))
+	for i, c := range changes {
+		text[i] = c.String()
+		widens = widens || c.Widens
+	}
+	// Logged before it takes effect, so whoever sees the new policy at
+	// work can already read what changed.
+	if widens {
+		l.log.Warn("policy reloaded; it now lets through more than before", "digest", cfg.Digest, "changes", text)
+	} else {
+		l.log.Info("policy reloaded", "digest", cfg.Digest, "changes", text)
+	}
 	l.cur = p
 	l.inForce.Store(cfg)
 	if l.onChange != nil {
@@ -127,17 +140,6 @@ func (l *policyLoader) reload(cfg *config.Config) {
 	if l.onConfig != nil {
 		l.onConfig(cfg)
 	}
-	widens := false
-	text := make([]string, len(changes))
-	for i, c := range changes {
-		text[i] = c.String()
-		widens = widens || c.Widens
-	}
-	if widens {
-		l.log.Warn("policy reloaded; it now lets through more than before", "digest", cfg.Digest, "changes", text)
-		return
-	}
-	l.log.Info("policy reloaded", "digest", cfg.Digest, "changes", text)
 }
 
 // withAnchor adds cfg's audit.anchor_file to the protected paths: like

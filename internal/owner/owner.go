@@ -114,11 +114,13 @@ func (k Kind) Valid() bool {
 func (k Kind) String() string { return string(k) }
 
 // unattendedByKind reports whether no human can ever answer for this
-// kind, whatever is attached: the run was started by a schedule, a board
-// or a one-shot command, not by someone watching.
+// kind, whatever is attached: the run was started by a schedule or a
+// one-shot command, not by someone watching. A kanban run is not among
+// them: the host may attach its console to one (approvals.kanban_mode
+// ask), and without that it is unattended like an API caller.
 func (k Kind) unattendedByKind() bool {
 	switch k {
-	case KindCron, KindKanban, KindSingleQuery, KindInternal:
+	case KindCron, KindSingleQuery, KindInternal:
 		return true
 	}
 	return false
@@ -244,7 +246,8 @@ func Cron(jobID, runID string) (Owner, error) {
 
 // Kanban returns the owner of a worker on taskID. boardID and runID are
 // optional: a single-board host has no board id, and a task considered
-// before it is claimed has no run.
+// before it is claimed has no run. It is unattended unless the host
+// attaches a channel (approvals.kanban_mode ask).
 func Kanban(boardID, taskID, runID string) (Owner, error) {
 	if err := errors.Join(
 		checkID("kanban board", boardID, false),
@@ -303,9 +306,11 @@ func (o Owner) WithSession(key string) (Owner, error) {
 }
 
 // WithChannel returns o with ch attached: a human can now be asked for
-// o. ch must be non-nil. Kinds nobody watches (cron, kanban,
-// single_query, internal) refuse a channel, because their mode decides
-// at once (invariant 9) and a channel would only suggest otherwise.
+// o. ch must be non-nil. Kinds nobody watches (cron, single_query,
+// internal) refuse a channel, because their mode decides at once
+// (invariant 9) and a channel would only suggest otherwise. A kanban
+// owner takes one only from the host that dispatched its run (the web
+// console, when approvals.kanban_mode is ask), never from its worker.
 func (o Owner) WithChannel(ch AnswerChannel) (Owner, error) {
 	d, err := o.clone()
 	if err != nil {
@@ -433,15 +438,15 @@ func (o Owner) Channel() (AnswerChannel, bool) {
 func (o Owner) CanAnswer() bool { return o.get().channel != nil }
 
 // Unattended reports whether o, on its own, is an execution nobody can
-// answer for: cron, kanban, single_query and internal always; api and
-// webhook unless a channel is attached; and the zero Owner. The gate
+// answer for: cron, single_query and internal always; api, webhook and
+// kanban unless a channel is attached; and the zero Owner. The gate
 // resolves such owners from their modes at once.
 func (o Owner) Unattended() bool {
 	d := o.get()
 	switch d.kind {
 	case KindCLI, KindGateway, KindSubagent, KindExternal:
 		return false
-	case KindAPI, KindWebhook:
+	case KindAPI, KindWebhook, KindKanban:
 		return d.channel == nil
 	}
 	return true // unattended kinds, and anything unknown

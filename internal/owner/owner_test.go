@@ -157,7 +157,7 @@ func TestWithErrors(t *testing.T) {
 	}{
 		{"nil channel", func() (Owner, error) { return CLI().WithChannel(nil) }, "nil channel"},
 		{"channel on cron", func() (Owner, error) { return cron.WithChannel(fakeChannel("x")) }, "cron owners cannot be answered"},
-		{"channel on kanban", func() (Owner, error) { return kanban.WithChannel(fakeChannel("x")) }, "kanban owners cannot be answered"},
+		{"nil channel on kanban", func() (Owner, error) { return kanban.WithChannel(nil) }, "nil channel"},
 		{"channel on single_query", func() (Owner, error) { return SingleQuery().WithChannel(fakeChannel("x")) }, "cannot be answered"},
 		{"channel on zero", func() (Owner, error) { return Owner{}.WithChannel(fakeChannel("x")) }, "zero owner"},
 		{"session on zero", func() (Owner, error) { return Owner{}.WithSession("s") }, "zero owner"},
@@ -213,6 +213,15 @@ func TestAttendance(t *testing.T) {
 		{"cron started by kanban", child(kanban, cron), true, true, false},
 		{"subagent of subagent of kanban", child(child(kanban, sub), att(sub)), false, true, false},
 		{"subagent without its own channel", child(att(CLI()), sub), false, false, false},
+		// A kanban run the host attached its console to (kanban_mode
+		// ask) is attended; nothing it starts or delegates gains from it
+		// beyond what it has.
+		{"kanban with the console", att(kanban), false, false, true},
+		{"cron started by attended kanban", child(att(kanban), cron), true, true, false},
+		{"subagent of attended kanban, no channel", child(att(kanban), sub), false, false, false},
+		{"subagent of attended kanban, with one", child(att(kanban), att(sub)), false, false, true},
+		{"attended kanban under cron", child(cron, att(kanban)), false, true, false},
+		{"attended kanban under bare kanban", child(kanban, att(kanban)), false, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

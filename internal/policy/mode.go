@@ -88,6 +88,12 @@ const (
 	UnattendedDeny UnattendedMode = iota
 	// UnattendedApprove allows the action. The floors still apply first.
 	UnattendedApprove
+	// UnattendedAsk is valid for approvals.kanban_mode only: the host
+	// attaches its web console as the kanban run's answer channel, so a
+	// human is asked. It is not an approval: where no channel is
+	// attached (no console served, or a run this owner started, such as
+	// a cron run) it denies, like UnattendedDeny.
+	UnattendedAsk
 )
 
 // String returns the config spelling of m.
@@ -97,6 +103,8 @@ func (m UnattendedMode) String() string {
 		return "deny"
 	case UnattendedApprove:
 		return "approve"
+	case UnattendedAsk:
+		return "ask"
 	}
 	return fmt.Sprintf("UnattendedMode(%d)", uint8(m))
 }
@@ -106,8 +114,15 @@ func (m UnattendedMode) String() string {
 // denies.
 func (m UnattendedMode) Approves() bool { return m == UnattendedApprove }
 
+// ErrAskNotHere is returned for "ask" where only deny or approve is
+// valid: every unattended mode but kanban_mode. A cron run, a
+// single-query run or an API caller has no console the host could
+// attach, so "ask" would mean a question nobody can answer (invariant 9).
+var ErrAskNotHere = errors.New(`"ask" is only valid for approvals.kanban_mode`)
+
 // ParseUnattendedMode reads a config spelling, ignoring case and
-// surrounding space. Only "approve" approves. Any other name yields
+// surrounding space. Only "approve" approves. "ask" is refused with
+// ErrAskNotHere (see ParseKanbanMode). Any other name yields
 // UnattendedDeny, with an error wrapping ErrUnknownMode unless the name
 // was "deny", so the caller can warn about a likely typo while the
 // reading stays closed.
@@ -117,22 +132,39 @@ func ParseUnattendedMode(s string) (UnattendedMode, error) {
 		return UnattendedApprove, nil
 	case "deny":
 		return UnattendedDeny, nil
+	case "ask":
+		return UnattendedDeny, fmt.Errorf("unattended mode %q (want deny or approve): %w", s, ErrAskNotHere)
 	}
 	return UnattendedDeny, fmt.Errorf("unattended mode %q (want deny or approve): %w", s, ErrUnknownMode)
 }
 
+// ParseKanbanMode is ParseUnattendedMode for approvals.kanban_mode,
+// which also takes "ask".
+func ParseKanbanMode(s string) (UnattendedMode, error) {
+	if strings.ToLower(strings.TrimSpace(s)) == "ask" {
+		return UnattendedAsk, nil
+	}
+	m, err := ParseUnattendedMode(s)
+	if err != nil {
+		err = fmt.Errorf("kanban mode %q (want deny, approve or ask): %w", s, ErrUnknownMode)
+	}
+	return m, err
+}
+
 // MarshalText implements encoding.TextMarshaler.
 func (m UnattendedMode) MarshalText() ([]byte, error) {
-	if m > UnattendedApprove {
+	if m > UnattendedAsk {
 		return nil, fmt.Errorf("marshal %v: %w", m, ErrUnknownMode)
 	}
 	return []byte(m.String()), nil
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler; unknown names are
-// an error.
+// an error. It reads "ask" too (so MarshalText round trips); a config
+// key that must not be ask is checked where it is read
+// (ParseUnattendedMode).
 func (m *UnattendedMode) UnmarshalText(b []byte) error {
-	v, err := ParseUnattendedMode(string(b))
+	v, err := ParseKanbanMode(string(b))
 	if err != nil {
 		return err
 	}

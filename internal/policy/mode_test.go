@@ -47,12 +47,43 @@ func TestParseUnattendedMode(t *testing.T) {
 		{"yes", UnattendedDeny, true},
 		{"off", UnattendedDeny, true},
 		{"", UnattendedDeny, true},
+		// ask is kanban_mode's alone: elsewhere it is refused.
+		{"ask", UnattendedDeny, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseUnattendedMode(tt.in)
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("ParseUnattendedMode(%q) = %v, %v; want %v, err %v", tt.in, got, err, tt.want, tt.wantErr)
 		}
+	}
+	if _, err := ParseUnattendedMode(" ASK"); !errors.Is(err, ErrAskNotHere) {
+		t.Errorf("ParseUnattendedMode(ask): %v, want ErrAskNotHere", err)
+	}
+}
+
+func TestParseKanbanMode(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    UnattendedMode
+		wantErr bool
+	}{
+		{"ask", UnattendedAsk, false},
+		{" Ask", UnattendedAsk, false},
+		{"approve", UnattendedApprove, false},
+		{"deny", UnattendedDeny, false},
+		{"asks", UnattendedDeny, true},
+		{"", UnattendedDeny, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseKanbanMode(tt.in)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("ParseKanbanMode(%q) = %v, %v; want %v, err %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+	// ask is not an approval: wherever it is combined as a mode (a
+	// lineage with no channel to ask on) it denies.
+	if UnattendedAsk.Approves() || DenyWins(UnattendedApprove, UnattendedAsk).Approves() {
+		t.Error("ask approves")
 	}
 }
 
@@ -123,6 +154,10 @@ func TestTextRoundTrip(t *testing.T) {
 	var out doc
 	if err := json.Unmarshal(b, &out); err != nil || out != in {
 		t.Errorf("round trip = %+v, %v; want %+v", out, err, in)
+	}
+	var ask doc
+	if err := json.Unmarshal([]byte(`{"u":"ask"}`), &ask); err != nil || ask.U != UnattendedAsk {
+		t.Errorf("unmarshal ask = %v, %v", ask.U, err)
 	}
 	if err := json.Unmarshal([]byte(`{"u":"allow"}`), &out); err == nil {
 		t.Error("unmarshal of unknown unattended mode succeeded")

@@ -155,16 +155,15 @@ func compilePattern(p string) []comp {
 	return out
 }
 
-// compileGlob compiles a shell glob, lower-cased, as given: a relative
-// one stays relative.
-func compileGlob(g string, dotglob bool) []comp {
+// compileGlob appends a shell glob, lower-cased, compiled as given to
+// out: a relative one stays relative.
+func compileGlob(out []comp, g string, dotglob bool) []comp {
 	g = strings.ToLower(g)
 	if g == "" {
-		return nil
+		return out
 	}
 	g = path.Clean(g)
-	var out []comp
-	for _, name := range strings.Split(strings.Trim(g, "/"), "/") {
+	for name := range strings.SplitSeq(strings.Trim(g, "/"), "/") {
 		if name == "" || name == "." {
 			continue
 		}
@@ -307,6 +306,11 @@ func matchName(toks []tok, name string) bool {
 func matchNames(p []comp, names []string) bool {
 	for len(p) > 0 {
 		if p[0].anyDepth {
+			if !anyDepth(p[1:]) {
+				// The rest matches a fixed number of names: the last ones.
+				k := len(names) - (len(p) - 1)
+				return k >= 0 && matchNames(p[1:], names[k:])
+			}
 			for k := 0; k <= len(names); k++ {
 				if matchNames(p[1:], names[k:]) {
 					return true
@@ -320,6 +324,15 @@ func matchNames(p []comp, names []string) bool {
 		p, names = p[1:], names[1:]
 	}
 	return len(names) == 0
+}
+
+func anyDepth(p []comp) bool {
+	for _, c := range p {
+		if c.anyDepth {
+			return true
+		}
+	}
+	return false
 }
 
 // intersects reports whether some path matches both patterns. With

@@ -27,6 +27,7 @@ import (
 	"math/bits"
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // Access is how a path is touched: read, write, or both (a bit set).
@@ -139,12 +140,30 @@ type Paths struct {
 
 // Table is a compiled protected-path table. It is immutable and safe
 // for concurrent use.
+//
+// Every match runs the same test on each entry, in table order (the
+// first of equally severe entries wins); the index only picks which
+// entries can pass that test at all, from the literal names a path must
+// hold to match them, so an entry it leaves out could not have matched.
+// Linear turns the index off, which differential tests compare against.
 type Table struct {
 	entries []Entry
-	// Index for Match: entries by the name a path must end with, by a
-	// name it must hold, and the rest.
+	// linear makes every entry a candidate (Linear).
+	linear bool
+	// For Match and literal globs: entries by the name a path must end
+	// with, by a name it must hold, and the rest.
 	byLast, byNeed map[string][]int
 	rest           []int
+	// For MatchTree: anchored entries by their first name (and those
+	// whose first name is not a plain literal); unanchored entries of
+	// at least two names below their "**" by the first of them (and
+	// those whose first is not a plain literal). Unanchored entries of
+	// one name never reach below a tree.
+	treeFirst, treeSecond map[string][]int
+	treeAnchored          []int
+	treeRest              []int
+	// treeUnanchored are the unanchored entries of two names or more.
+	treeUnanchored []int
 }
 
 // ClassSelf is the class of touching warden's own state or config.
@@ -178,7 +197,22 @@ func New(own Paths) *Table {
 		}
 		e.last, e.need = filterNames(e.pat)
 	}
+	t.index()
+	return t
+}
+
+// Linear returns a copy of t that tries every entry on every match: the
+// same results, without the index. For differential tests.
+func Linear(t *Table) *Table {
+	c := *t
+	c.linear = true
+	return &c
+}
+
+// index builds the candidate index (see Table).
+func (t *Table) index() {
 	t.byLast, t.byNeed = map[string][]int{}, map[string][]int{}
+	t.treeFirst, t.treeSecond = map[string][]int{}, map[string][]int{}
 	for i, e := range t.entries {
 		switch {
 		case e.last != "":
@@ -188,8 +222,93 @@ func New(own Paths) *Table {
 		default:
 			t.rest = append(t.rest, i)
 		}
+		switch {
+		case len(e.pat) == 0:
+			// MatchTree skips it.
+		case !e.pat[0].anyDepth:
+			if lit, ok := plainLit(e.pat[0]); ok {
+				t.treeFirst[lit] = append(t.treeFirst[lit], i)
+			} else {
+				t.treeAnchored = append(t.treeAnchored, i)
+			}
+		case len(e.pat) >= 2:
+			t.treeUnanchored = append(t.treeUnanchored, i)
+			if len(e.pat) < 3 {
+				break
+			}
+			// compilePattern never puts "**" after "**": pat[1] is a name.
+			if lit, ok := plainLit(e.pat[1]); ok {
+				t.treeSecond[lit] = append(t.treeSecond[lit], i)
+			} else {
+				t.treeRest = append(t.treeRest, i)
+			}
+		}
 	}
-	return t
+}
+
+// plainLit returns the name a comp matches when it matches exactly one
+// name, spelled as the map key a path's name is looked up by. A name
+// holding U+FFFD is not plain: an invalid byte of a path decodes to the
+// same rune, so equal runes would not mean equal strings.
+func plainLit(c comp) (string, bool) {
+	if c.anyDepth || !c.isLit || c.lit == "" || strings.ContainsRune(c.lit, utf8.RuneError) {
+		return "", false
+	}
+	return c.lit, true
+}
+
+// cands is a set of entry indexes, iterated in table order. Its words
+// live in the caller's frame (newCands): a match allocates nothing for
+// it.
+type cands struct{ w []uint64 }
+
+// newCands returns an empty set for n entries over buf.
+func newCands(buf []uint64, n int) cands {
+	if k := (n + 63) / 64; k <= len(buf) {
+		return cands{w: buf[:k]}
+	}
+	return cands{w: make([]uint64, (n+63)/64)}
+}
+
+func (c cands) mark(idx []int) {
+	for _, i := range idx {
+		c.w[i/64] |= 1 << (i % 64)
+	}
+}
+
+func (c cands) all(n int) {
+	for i := range c.w {
+		c.w[i] = ^uint64(0)
+	}
+	if r := n % 64; r != 0 {
+		c.w[len(c.w)-1] = 1<<r - 1
+	}
+}
+
+// next returns the first index at or after i in the set, or -1.
+func (c cands) next(i int) int {
+	for w := i / 64; w < len(c.w); w++ {
+		word := c.w[w]
+		if w == i/64 {
+			word &^= 1<<(i%64) - 1
+		}
+		if word != 0 {
+			return w*64 + bits.TrailingZeros64(word)
+		}
+	}
+	return -1
+}
+
+// markNames marks the entries a path of these names can match: those
+// ending in its last name, those needing one of its names, and the rest.
+func (t *Table) markNames(c cands, names []string) {
+	c.mark(t.rest)
+	if len(names) > 0 {
+		c.mark(t.byLast[names[len(names)-1]])
+	}
+	for _, n := range names {
+		c.mark(t.byNeed[n])
+	}
 }
 
 // filterNames picks the literal names a path must hold to match p.
@@ -197,16 +316,11 @@ func filterNames(p []comp) (last, need string) {
 	if len(p) == 0 {
 		return "", ""
 	}
-	if lc := p[len(p)-1]; !lc.anyDepth {
-		if lit, ok := literalName(lc.toks); ok {
-			return lit, ""
-		}
+	if lit, ok := plainLit(p[len(p)-1]); ok {
+		return lit, ""
 	}
 	for k := len(p) - 1; k >= 0; k-- {
-		if p[k].anyDepth {
-			continue
-		}
-		if lit, ok := literalName(p[k].toks); ok {
+		if lit, ok := plainLit(p[k]); ok {
 			return "", lit
 		}
 	}
@@ -246,39 +360,26 @@ func (t *Table) Match(abs string, acc Access) Match {
 		return t.MatchGlob(escapeGlob(abs), acc, false)
 	}
 	low := strings.ToLower(path.Clean(abs))
-	names := splitPath(low)
+	var nb [16]string
+	names := appendNames(nb[:0], low)
 	// Candidate entries, in table order (the first of equals wins).
-	var small [8]uint64
-	cand := small[:]
-	if n := (len(t.entries) + 63) / 64; n > len(small) {
-		cand = make([]uint64, n)
-	}
-	mark := func(idx []int) {
-		for _, i := range idx {
-			cand[i/64] |= 1 << (i % 64)
-		}
-	}
-	mark(t.rest)
-	if len(names) > 0 {
-		mark(t.byLast[names[len(names)-1]])
-	}
-	for _, n := range names {
-		mark(t.byNeed[n])
+	var buf [8]uint64
+	c := newCands(buf[:], len(t.entries))
+	if t.linear {
+		c.all(len(t.entries))
+	} else {
+		t.markNames(c, names)
 	}
 	var best Match
-	for w, word := range cand {
-		for word != 0 {
-			b := word & -word
-			word ^= b
-			e := &t.entries[w*64+bits.TrailingZeros64(b)]
-			if e.Access&acc == 0 || e.Tier <= best.Tier {
-				continue
-			}
-			if !matchNames(e.pat, names) || (e.refine != nil && !e.refine(low)) || e.excepted(names) {
-				continue
-			}
-			best = e.match()
+	for i := c.next(0); i >= 0; i = c.next(i + 1) {
+		e := &t.entries[i]
+		if e.Access&acc == 0 || e.Tier <= best.Tier {
+			continue
 		}
+		if !matchNames(e.pat, names) || (e.refine != nil && !e.refine(low)) || e.excepted(names) {
+			continue
+		}
+		best = e.match()
 	}
 	return best
 }
@@ -338,13 +439,18 @@ func (t *Table) MatchGlob(glob string, acc Access, dotglob bool) Match {
 		}
 		g = tail
 	}
-	gc := compileGlob(g, dotglob)
+	var gb [16]comp
+	gc := compileGlob(gb[:0], g, dotglob)
 	literal := !hasMeta(g)
+	var nb [16]string
 	var names []string
 	if literal {
-		names = splitPath(path.Clean("/" + unescapeGlob(g)))
+		names = appendNames(nb[:0], literalPath(g, abs))
 	}
-	for i := range t.entries {
+	var buf [8]uint64
+	c := newCands(buf[:], len(t.entries))
+	t.markGlob(c, gc)
+	for i := c.next(0); i >= 0; i = c.next(i + 1) {
 		e := &t.entries[i]
 		if e.Access&acc == 0 || e.Tier <= best.Tier {
 			continue
@@ -366,6 +472,46 @@ func (t *Table) MatchGlob(glob string, acc Access, dotglob bool) Match {
 		best = e.match()
 	}
 	return best
+}
+
+// literalPath is path.Clean("/" + unescapeGlob(g)) for a glob without
+// pattern characters, without building "/"+g when it need not: an
+// absolute g cleans to the same path, and a relative one (relTail's
+// tail, already clean) without escapes is its own clean form below "/".
+func literalPath(g string, abs bool) string {
+	switch {
+	case strings.Contains(g, `\`):
+		return path.Clean("/" + unescapeGlob(g))
+	case abs:
+		return path.Clean(g)
+	}
+	return g
+}
+
+// markGlob marks the entries a glob can intersect. A glob of plain
+// literal names (no "**", no pattern characters: a path, as Match
+// passes a relative one) can only intersect an entry whose names it
+// spells: every name of an entry pairs with one of the glob's, a plain
+// literal only with the same name, and the entry's last name with the
+// glob's last. Any other glob tries every entry.
+func (t *Table) markGlob(c cands, gc []comp) {
+	if t.linear {
+		c.all(len(t.entries))
+		return
+	}
+	for _, g := range gc {
+		if g.anyDepth || !g.isLit {
+			c.all(len(t.entries))
+			return
+		}
+	}
+	c.mark(t.rest)
+	if len(gc) > 0 {
+		c.mark(t.byLast[gc[len(gc)-1].lit])
+	}
+	for _, g := range gc {
+		c.mark(t.byNeed[g.lit])
+	}
 }
 
 // quickMiss rules out an entry cheaply: the first names of an anchored
@@ -416,19 +562,24 @@ func (t *Table) MatchTree(abs string, acc Access) Match {
 		return m
 	}
 	isAbs := path.IsAbs(abs)
+	var nb [16]string
 	var names []string
 	if isAbs {
-		names = splitPath(strings.ToLower(path.Clean(abs)))
+		names = appendNames(nb[:0], strings.ToLower(path.Clean(abs)))
 	} else {
 		tail, _ := relTail(strings.ToLower(abs))
-		names = splitPath("/" + tail)
+		names = appendNames(nb[:0], tail)
 	}
 	// A home whose place is unknown ("~", "~bob") holds what any
 	// unanchored entry names (~/.config/warden, ~/.ssh/…), as a known
 	// home does.
 	home := !isAbs && len(names) == 1 && strings.HasPrefix(names[0], "~")
-	below := append(literalComps(names), comp{anyDepth: true})
-	for i := range t.entries {
+	var bb [17]comp
+	below := append(appendLiteralComps(bb[:0], names), comp{anyDepth: true})
+	var buf [8]uint64
+	c := newCands(buf[:], len(t.entries))
+	t.markTree(c, isAbs, home, names, below)
+	for i := c.next(0); i >= 0; i = c.next(i + 1) {
 		e := &t.entries[i]
 		if e.Access&acc == 0 || e.Tier <= m.Tier || len(e.pat) == 0 {
 			continue
@@ -446,6 +597,43 @@ func (t *Table) MatchTree(abs string, acc Access) Match {
 	return m
 }
 
+// markTree marks the entries MatchTree's loop can match. An anchored
+// entry must intersect the tree's names followed by "**": its first
+// name pairs with the tree's first, a plain literal only with the same
+// name (the root, with no names, reaches every anchored entry). An
+// unanchored entry must have the name after its "**" match one of the
+// tree's names, unless the tree is a home of unknown place ("~").
+func (t *Table) markTree(c cands, isAbs, home bool, names []string, below []comp) {
+	if t.linear {
+		c.all(len(t.entries))
+		return
+	}
+	if isAbs {
+		if len(names) == 0 {
+			for _, idx := range t.treeFirst {
+				c.mark(idx)
+			}
+		} else if b := below[0]; b.isLit {
+			c.mark(t.treeFirst[b.lit])
+		} else {
+			for _, idx := range t.treeFirst {
+				c.mark(idx)
+			}
+		}
+		c.mark(t.treeAnchored)
+	}
+	if home {
+		// An unknown home reaches every unanchored entry of two names
+		// or more.
+		c.mark(t.treeUnanchored)
+		return
+	}
+	c.mark(t.treeRest)
+	for _, n := range names {
+		c.mark(t.treeSecond[n])
+	}
+}
+
 // reachesBelow reports whether an unanchored pattern ("**", p1, …, pn)
 // has a match below the path names whose upper part (p1…pk, k ≥ 1) is
 // named by the tail of names.
@@ -460,10 +648,9 @@ func reachesBelow(p []comp, names []string) bool {
 	return false
 }
 
-func literalComps(names []string) []comp {
-	out := make([]comp, len(names))
-	for i, n := range names {
-		out[i] = nameComp(escapeGlob(n))
+func appendLiteralComps(out []comp, names []string) []comp {
+	for _, n := range names {
+		out = append(out, nameComp(escapeGlob(n)))
 	}
 	return out
 }
@@ -484,9 +671,21 @@ func relTail(p string) (string, bool) {
 }
 
 func splitPath(abs string) []string {
+	return appendNames(nil, abs)
+}
+
+// appendNames appends the names of a path to dst (splitPath into a
+// buffer of the caller's).
+func appendNames(dst []string, abs string) []string {
 	abs = strings.Trim(abs, "/")
 	if abs == "" {
-		return nil
+		return dst
 	}
-	return strings.Split(abs, "/")
+	for {
+		i := strings.IndexByte(abs, '/')
+		if i < 0 {
+			return append(dst, abs)
+		}
+		dst, abs = append(dst, abs[:i]), abs[i+1:]
+	}
 }

@@ -74,26 +74,32 @@ const maxLinks = 40
 // home-relative ("~/x/p"), cleaned without climbing above the home.
 // The result is never empty for a non-empty p.
 func Resolve(env Env, p string) []string {
+	return AppendResolve(nil, env, p)
+}
+
+// AppendResolve appends Resolve's result to dst: a caller that matches
+// the paths at once can keep them in a buffer of its own.
+func AppendResolve(dst []string, env Env, p string) []string {
 	if p == "" {
-		return nil
+		return dst
 	}
 	if !path.IsAbs(p) && !strings.HasPrefix(p, "~") && strings.HasPrefix(env.Cwd, "~") {
 		// The directory is home-relative (cd ~/x with the home unknown).
 		p = expandTilde(env, env.Cwd+"/"+p)
 		if !path.IsAbs(p) {
-			return []string{cleanTilde(p)}
+			return append(dst, cleanTilde(p))
 		}
 	}
 	p = expandTilde(env, p)
 	if !path.IsAbs(p) {
 		if !path.IsAbs(env.Cwd) {
-			return []string{path.Clean(p)}
+			return append(dst, path.Clean(p))
 		}
 		p = env.Cwd + "/" + p
 	}
-	var out []string
+	out, start := dst, len(dst)
 	add := func(s string) {
-		for _, o := range out {
+		for _, o := range out[start:] {
 			if o == s {
 				return
 			}

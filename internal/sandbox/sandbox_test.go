@@ -37,6 +37,8 @@ func TestMain(m *testing.M) {
 		os.Exit(childUnprivileged())
 	case "tty-host":
 		os.Exit(childTTYHost())
+	case "hidden":
+		os.Exit(childHidden())
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -5,7 +5,10 @@
 // file system, no clock.
 package shell
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Verdict is the analysis outcome for a whole command line.
 type Verdict string
@@ -158,16 +161,18 @@ func (a *Analysis) Opaque() bool {
 }
 
 // Classes returns the distinct class keys, in first-seen order.
-func (a *Analysis) Classes() []string {
-	var out []string
-	seen := map[string]bool{}
+func (a *Analysis) Classes() []string { return a.AppendClasses(nil) }
+
+// AppendClasses appends Classes' keys to dst (nothing when there are
+// no findings).
+func (a *Analysis) AppendClasses(dst []string) []string {
+	first := len(dst)
 	for _, f := range a.Findings {
-		if !seen[f.Class] {
-			seen[f.Class] = true
-			out = append(out, f.Class)
+		if !slices.Contains(dst[first:], f.Class) {
+			dst = append(dst, f.Class)
 		}
 	}
-	return out
+	return dst
 }
 
 func baseName(p string) string {

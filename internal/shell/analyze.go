@@ -68,23 +68,52 @@ func Analyze(src string) *Analysis { return Options{}.Analyze(src) }
 // and as "path args…", with inter-word white space collapsed (as
 // strings.Fields and a single space would).
 func (a *Analysis) Projections() []string {
-	out := make([]string, 1, 1+2*len(a.Commands))
-	out[0] = CollapseFields(a.Input)
+	return a.AppendProjections(make([]string, 0, 1+2*len(a.Commands)))
+}
+
+// AppendProjections appends Projections' strings to dst. The
+// candidates' projections are written into one buffer and converted to
+// one string, which they are slices of.
+func (a *Analysis) AppendProjections(dst []string) []string {
+	out := append(dst, CollapseFields(a.Input))
 	var stack [256]byte
 	buf := stack[:0]
+	// Each candidate's "path args…" is buf[start:end], its head
+	// buf[start:start+len(head)]; head alone when it has no arguments.
+	type span struct{ start, end, head int }
+	var spans [8]span
+	sp := spans[:0]
+	withArgs := false
 	for i := range a.Commands {
 		c := &a.Commands[i]
 		if len(c.Argv) == 0 {
 			continue
 		}
 		head := c.Argv[0].Value
-		buf = append(buf[:0], head...)
+		start := len(buf)
+		buf = append(buf, head...)
 		for _, arg := range c.Argv[1:] {
 			buf = appendFields(buf, arg.Value)
 		}
+		sp = append(sp, span{start, len(buf), len(head)})
+		withArgs = withArgs || len(buf)-start > len(head)
+	}
+	all := ""
+	if withArgs {
+		all = string(buf)
+	}
+	k := 0
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		if len(c.Argv) == 0 {
+			continue
+		}
+		s := sp[k]
+		k++
+		head := c.Argv[0].Value
 		whole := head
-		if len(buf) > len(head) {
-			whole = string(buf)
+		if s.end-s.start > s.head {
+			whole = all[s.start:s.end]
 		}
 		base := baseName(head)
 		switch {

@@ -51,6 +51,9 @@ func ansiC(s string) string {
 					i++
 				}
 				b.WriteByte(x & 0x1f)
+				if x == 0x01 {
+					b.WriteByte(x) // doubled, as after an unknown escape
+				}
 			} else {
 				b.WriteString(`\c`)
 			}
@@ -89,6 +92,11 @@ func ansiC(s string) string {
 		default:
 			b.WriteByte('\\')
 			b.WriteByte(e)
+			if e == 0x01 {
+				// bash keeps its own quoting byte (CTLESC) doubled
+				// after an unknown escape: $'\<01>' is \, 01, 01.
+				b.WriteByte(e)
+			}
 		}
 	}
 	return b.String()

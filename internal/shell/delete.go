@@ -142,6 +142,21 @@ func (c *cmd) findOpens(starts []Arg, maxDepth int, name string) {
 // ruleFind handles find: -exec/-execdir/-ok/-okdir run commands, -delete
 // deletes, -fprint and friends write files, and the start paths say how
 // much.
+// findVia is how find runs a command: a constant for each action.
+func findVia(action string) string {
+	switch action {
+	case "-exec":
+		return "find -exec"
+	case "-execdir":
+		return "find -execdir"
+	case "-ok":
+		return "find -ok"
+	case "-okdir":
+		return "find -okdir"
+	}
+	return "find " + action
+}
+
 func ruleFind(c *cmd) {
 	i := 1
 	followsLinks := false // -H, -L, -follow: a start that is a link leads elsewhere
@@ -158,14 +173,17 @@ func ruleFind(c *cmd) {
 		}
 		break
 	}
-	var starts []Arg
+	s0 := i
 	for i < len(c.args) {
 		v := c.args[i].Value
 		if strings.HasPrefix(v, "-") || v == "(" || v == "!" || v == ")" || v == "," {
 			break
 		}
-		starts = append(starts, c.args[i])
 		i++
+	}
+	starts := c.args[s0:i:i] // read only
+	if len(starts) == 0 {
+		starts = nil
 	}
 	deletes, opens := false, false
 	maxDepth := -1
@@ -194,7 +212,7 @@ func ruleFind(c *cmd) {
 				j++
 			}
 			if j > i+1 {
-				inner := c.run(c.args[i+1:j], "find "+v)
+				inner := c.run(c.args[i+1:j], findVia(v))
 				if inner >= 0 {
 					k := c.w.a.Commands[inner].key()
 					switch k {

@@ -3,8 +3,9 @@ package shell
 import "strings"
 
 // The fast path reads the commonest lines an agent sends — commands of
-// plain words (git status, ls -la src, go test ./... && go vet ./...) —
-// without the parser: each argv is its command split on blanks. It applies only where
+// plain words (git status, ls -la src, go test ./... && go vet ./...),
+// single-quoted arguments and find's {} (find . -name '*.pyc' -exec rm
+// {} +) — without the parser: each argv is its command split on blanks. It applies only where
 // that reading is exactly what bash and the parser make of the line;
 // everything else goes through the general walk. What it records is
 // byte-for-byte what the general walk records (the differential test in
@@ -52,8 +53,8 @@ func reservedFirst(w string) bool {
 const maxFastCommands = 16
 
 // fast walks src when it is a list of simple commands — one, or several
-// joined by &&, || or ; — each of plain words, and reports whether it
-// did. src is the parser text of the top level (no CR, valid UTF-8, no
+// joined by &&, || or ; — each of a plain first word and plain,
+// single-quoted or {} arguments (fastWord), and reports whether it did. src is the parser text of the top level (no CR, valid UTF-8, no
 // NUL).
 func (w *walker) fast(src string) bool {
 	if w.opts.general || len(src) > maxFastBytes {
@@ -94,14 +95,13 @@ func (w *walker) fast(src string) bool {
 			continue
 		}
 		s := i
-		for i < len(src) && plainByte[src[i]] {
-			i++
+		end, kind := fastWord(src, i)
+		if kind == notFast {
+			return false
 		}
-		if i == s || i < len(src) && !fastSep(src[i]) {
-			return false // a byte that is not plain
-		}
+		i = end
 		if head {
-			if w := src[s:i]; strings.IndexByte(w, '=') >= 0 || reservedFirst(w) {
+			if w := src[s:i]; kind != plainWord || strings.IndexByte(w, '=') >= 0 || reservedFirst(w) {
 				return false
 			}
 			head = false
@@ -121,18 +121,25 @@ func (w *walker) fast(src string) bool {
 		args := w.argSlice(counts[k])
 		start, end := -1, 0
 		for len(args) < counts[k] {
-			if c := src[i]; !plainByte[c] {
+			if fastSep(src[i]) {
 				i++ // blanks, and the operator before this command
 				continue
 			}
 			s := i
-			for i < len(src) && plainByte[src[i]] {
-				i++
-			}
+			e, kind := fastWord(src, i)
+			i = e
 			if start < 0 {
 				start = s
 			}
-			args = append(args, Arg{Value: src[s:i], Static: true, Span: Span{Start: s, End: i}, off: int32(s + 1)})
+			// The arg walker.wordInto makes of the word.
+			switch kind {
+			case quotedWord:
+				args = append(args, Arg{Value: src[s+1 : i-1], Static: true, Span: Span{Start: s, End: i}, off: int32(s + 2)})
+			case bracesWord:
+				args = append(args, Arg{Value: "{}", Static: true, Span: Span{Start: s, End: i}})
+			default:
+				args = append(args, Arg{Value: src[s:i], Static: true, Span: Span{Start: s, End: i}, off: int32(s + 1)})
+			}
 			end = i
 		}
 		w.nest++
@@ -148,6 +155,49 @@ func (w *walker) fast(src string) bool {
 		}
 	}
 	return true
+}
+
+// Kinds of words the fast path reads.
+const (
+	notFast    = iota
+	plainWord  // plain bytes: the word is its text
+	quotedWord // '…' of printable ASCII, not empty: its content, verbatim
+	bracesWord // {} (find -exec, xargs -I): braces that expand to nothing
+)
+
+// fastWord reads the word at src[i:] and returns where it ends and its
+// kind: notFast when it is none of the fast path's (then the general
+// walk reads the line). A word must end at a blank, an operator or the
+// end of the line.
+func fastWord(src string, i int) (int, int) {
+	kind, j := plainWord, i
+	switch {
+	case src[i] == '\'':
+		j = i + 1
+		for j < len(src) && src[j] != '\'' {
+			if src[j] < 0x20 || src[j] > 0x7e {
+				return i, notFast
+			}
+			j++
+		}
+		if j >= len(src) || j == i+1 {
+			return i, notFast // unterminated, or empty
+		}
+		kind, j = quotedWord, j+1
+	case strings.HasPrefix(src[i:], "{}"):
+		kind, j = bracesWord, i+2
+	default:
+		for j < len(src) && plainByte[src[j]] {
+			j++
+		}
+		if j == i {
+			return i, notFast
+		}
+	}
+	if j < len(src) && !fastSep(src[j]) {
+		return i, notFast // a byte that is not plain
+	}
+	return j, kind
 }
 
 // fastSep reports whether c may follow a word of the fast path.

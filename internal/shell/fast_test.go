@@ -97,7 +97,7 @@ func TestFastPathRefuses(t *testing.T) {
 	for _, src := range []string{
 		"", "   ", "x=1", "FOO=bar ls", "export A", "declare -x A", "let a", "time ls", "if", "function",
 		"ls ~", "ls *", "echo $HOME", "ls #x", "ls|id", "ls &&", "&& ls", "ls;", ";ls", "ls; ;id", "ls ;; id", "ls &", "ls & id",
-		"ls |& id", "ls &&& id", "ls ||| id", "a && x=1", "a; export B", "a && if", "cd /tmp && set -- a", "ls&", "echo 'a'", `echo "a"`, `echo a\ b`,
+		"ls |& id", "ls &&& id", "ls ||| id", "a && x=1", "a; export B", "a && if", "cd /tmp && set -- a", "ls&", "'ls' a", "echo ''", "echo 'a", "echo 'a'b", "echo a'b'", "echo 'a\tb'", "echo 'é'", "echo 'a\nb'", "echo {}x", "{} a", `echo "a"`, `echo a\ b`,
 		"ls\nid", "ls >x", "echo {a,b}", "echo !x", "echo ^a", "set -- a b", "ls\r", "echo a\u00a0b", "ls (x)",
 		"[ -f x ]", "echo `id`", "coproc x", "select x",
 	} {
@@ -107,7 +107,8 @@ func TestFastPathRefuses(t *testing.T) {
 		sameAsGeneral(t, Options{}, src)
 	}
 	for _, src := range []string{"ls", "git status --porcelain", "  go test ./...  ", "rm -rf /", "\tcurl -fsSL https://x.sh/a",
-		"ls;id", "a && b || c; d", "cd /tmp && rm -rf x", "cd / ; rm -rf tmp", "go vet ./... && go test ./...", "true || rm -rf x"} {
+		"ls;id", "a && b || c; d", "cd /tmp && rm -rf x", "echo 'a'", "find . -name '*.pyc' -exec rm -f {} +", "grep -rn 'TODO: $x `id`' src",
+		"sh -c 'rm -rf /'", "xargs -I {} cp {} /tmp", "git commit -m 'fix: a; b && c'", "cd / ; rm -rf tmp", "go vet ./... && go test ./...", "true || rm -rf x"} {
 		if !fastTakes(src) {
 			t.Errorf("fast path refused %q", src)
 		}
@@ -123,7 +124,8 @@ func FuzzFastPath(f *testing.F) {
 		f.Add(s)
 	}
 	for _, s := range []string{"ls -la", "rm -rf /", "cd / && rm -rf tmp", "a;b&&c||d", "ls &&", "ls & id", "sudo rm -rf --no-preserve-root /", "chmod 777 /etc/passwd", "git push --force origin main",
-		"dd if=/dev/zero of=/dev/sda", "shutdown -h now", "python3 -m http.server", "sh -c id", "bash -c ls", "env rm -rf /", "set -- a", "IF x", "DECLARE a"} {
+		"dd if=/dev/zero of=/dev/sda", "shutdown -h now", "python3 -m http.server", "sh -c id", "bash -c ls", "env rm -rf /", "set -- a", "IF x", "DECLARE a",
+		"sh -c 'rm -rf ~'", "echo 'a' 'b' && grep -e '$x' f", "xargs -I {} rm {}", "find / -exec sh -c 'id' {} ;", "git commit -m 'a;b'"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -176,5 +178,44 @@ func TestProjectionsReference(t *testing.T) {
 	}
 	for _, s := range extra {
 		check(s)
+	}
+}
+
+// TestProtectIndexDifferential analyses every corpus case, every golden
+// input and the benchmark lines with the protected-path table's index
+// and with a linear scan of the table (protect.Linear), with each case's
+// own options and in a directory with a home: the analyses must be
+// identical, down to the finding's detail.
+func TestProtectIndexDifferential(t *testing.T) {
+	tab := protect.New(protect.Paths{StateDir: "/home/u/.local/state/warden", ConfigDir: "/home/u/.config/warden"})
+	lin := protect.Linear(tab)
+	same := func(o Options, src string) {
+		t.Helper()
+		o.Protect = tab
+		a := o.Analyze(src)
+		o.Protect = lin
+		b := o.Analyze(src)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q: the index differs from the linear scan\nindex:  %+v\nlinear: %+v", src, a, b)
+		}
+	}
+	inDir := Options{Cwd: "/home/u/project", Home: "/home/u"}
+	for _, cases := range loadCorpus(t) {
+		for _, c := range cases {
+			same(c.options(), c.Cmd)
+			same(inDir, c.Cmd)
+		}
+	}
+	golden, _ := filepath.Glob("testdata/golden/*.sh")
+	for _, f := range golden {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(Options{}, string(b))
+		same(inDir, string(b))
+	}
+	for _, s := range typical {
+		same(inDir, s)
 	}
 }

@@ -237,6 +237,34 @@ type opts struct {
 	unknown []int
 	// dashdash is the index of "--", or -1.
 	dashdash int
+	// opEnd is where operands end in args while they are one slice of
+	// it (see addOperands); -1 once they are a copy.
+	opEnd int
+}
+
+// hit records an option found; the first makes room for a few, most
+// argvs' options fitting in one allocation.
+func (p *opts) hit(h optHit) {
+	if p.hits == nil {
+		p.hits = make([]optHit, 0, 4)
+	}
+	p.hits = append(p.hits, h)
+}
+
+// addOperands adds args[lo:hi] to the operands. While the operands
+// are contiguous in args (most argvs: options, then operands) they are a
+// slice of it, capacity-limited so that an append by a caller copies;
+// otherwise a copy. The analysis never writes into an argv it has built.
+func (p *opts) addOperands(args []Arg, lo, hi int) {
+	switch {
+	case lo >= hi:
+	case p.operands == nil && p.opEnd >= 0:
+		p.operands, p.opEnd = args[lo:hi:hi], hi
+	case p.opEnd == lo:
+		p.operands, p.opEnd = args[lo-len(p.operands):hi:hi], hi
+	default:
+		p.operands, p.opEnd = append(p.operands, args[lo:hi]...), -1
+	}
 }
 
 // parseOpts reads args[from:] with s.
@@ -251,20 +279,20 @@ func parseOpts(sp *optSpec, args []Arg, from int) opts {
 			p.dashdash = i
 			if s.style&stopAtOperand != 0 {
 				p.end = i + 1
-				p.operands = append(p.operands, args[i+1:]...)
+				p.addOperands(args, i+1, len(args))
 				return p
 			}
-			p.operands = append(p.operands, args[i+1:]...)
+			p.addOperands(args, i+1, len(args))
 			return p
 		case len(v) < 2 || v[0] != '-' || !a.Static && !strings.HasPrefix(v, "-"):
 			if s.style&stopAtOperand != 0 {
 				p.end = i
-				p.operands = append(p.operands, args[i:]...)
+				p.addOperands(args, i, len(args))
 				return p
 			}
-			p.operands = append(p.operands, a)
+			p.addOperands(args, i, i+1)
 		case s.style&lenient != 0:
-			p.hits = append(p.hits, optHit{def: 0, at: i, val: a}) // the word itself, for describe
+			p.hit(optHit{def: 0, at: i, val: a}) // the word itself, for describe
 		case strings.HasPrefix(v, "--"):
 			i = p.longOpt(args, i, v[2:])
 		case s.style&singleDash != 0 && p.singleDashLong(args, &i):
@@ -273,7 +301,7 @@ func parseOpts(sp *optSpec, args []Arg, from int) opts {
 		}
 		if n := len(p.hits); n > 0 && p.hits[n-1].def > 0 && s.defs[p.hits[n-1].def-1].stop && p.hits[n-1].at >= i-1 {
 			p.end = i + 1
-			p.operands = append(p.operands, args[i+1:]...)
+			p.addOperands(args, i+1, len(args))
 			return p
 		}
 	}
@@ -311,7 +339,7 @@ func (p *opts) longOpt(args []Arg, i int, body string) int {
 			h.val, h.hasVal = sub(args[i], len(args[i].Value)-len(val)), true
 		}
 	}
-	p.hits = append(p.hits, h)
+	p.hit(h)
 	return i
 }
 
@@ -333,7 +361,7 @@ func (p *opts) shortOpts(args []Arg, i int) int {
 	s := p.spec.data()
 	v := args[i].Value
 	if s.style&numeric != 0 && isDigits(v[1:]) {
-		p.hits = append(p.hits, optHit{def: -1, at: i, val: sub(args[i], 1), hasVal: true})
+		p.hit(optHit{def: -1, at: i, val: sub(args[i], 1), hasVal: true})
 		return i
 	}
 	for j := 1; j < len(v); j++ {
@@ -356,7 +384,7 @@ func (p *opts) shortOpts(args []Arg, i int) int {
 				i++
 				h.val, h.hasVal = args[i], true
 			}
-			p.hits = append(p.hits, h)
+			p.hit(h)
 			return i
 		case argOptional:
 			if s.defs[id-1].digits {
@@ -368,17 +396,17 @@ func (p *opts) shortOpts(args []Arg, i int) int {
 					h.val, h.hasVal = sub(args[i], j+1), true
 					h.val.Value = v[j+1 : k]
 				}
-				p.hits = append(p.hits, h)
+				p.hit(h)
 				j = k - 1
 				continue
 			}
 			if j+1 < len(v) {
 				h.val, h.hasVal = sub(args[i], j+1), true
 			}
-			p.hits = append(p.hits, h)
+			p.hit(h)
 			return i
 		}
-		p.hits = append(p.hits, h)
+		p.hit(h)
 	}
 	return i
 }

@@ -57,7 +57,8 @@ func (w *walker) match(p string, acc access) protect.Match {
 	if p == "" || w.cannotMatch(p) {
 		return protect.Match{}
 	}
-	return w.table().MatchAll(protect.Resolve(w.env(), p), acc)
+	var rb [4]string
+	return w.table().MatchAll(protect.AppendResolve(rb[:0], w.env(), p), acc)
 }
 
 // cannotMatch is a cheap test that a relative path in an unknown
@@ -196,7 +197,8 @@ func (w *walker) treeClass(p string, acc access) (string, Tier, string) {
 	if w.cannotMatch(p) {
 		return "", "", ""
 	}
-	for _, c := range protect.Resolve(w.env(), p) {
+	var rb [4]string
+	for _, c := range protect.AppendResolve(rb[:0], w.env(), p) {
 		c = strings.TrimSuffix(c, "/*")
 		if !w.treeMayReach(c) {
 			if m := w.table().Match(c, acc); m.Tier > best.Tier {

@@ -158,12 +158,14 @@ type walker struct {
 	res *result
 }
 
-// result is an analysis with room for the commonest outcome, one
-// candidate of a few words, so that it takes one allocation.
+// result is an analysis with room for the commonest outcome, one or two
+// candidates of a few words with up to two findings, so that it takes
+// one allocation.
 type result struct {
 	a    Analysis
-	cmd  [1]Command
-	args [8]Arg
+	cmd  [2]Command
+	fnd  [2]Finding
+	args [12]Arg
 }
 
 // walkers recycles walkers across analyses: a 64 KiB input needs a few
@@ -292,14 +294,17 @@ func (w *walker) finish() {
 	cs, fs := a.Commands, a.Findings // the scratch lists, maybe regrown
 	a.Commands, a.Findings = nil, nil
 	if w.err == nil {
-		if len(cs) == 1 && w.res != nil {
-			a.Commands = w.res.cmd[:1:1]
+		if w.res != nil && len(cs) > 0 && len(cs) <= len(w.res.cmd) {
+			a.Commands = w.res.cmd[:len(cs):len(cs)]
 			copy(a.Commands, cs)
 		} else if len(cs) > 0 || w.listed {
 			a.Commands = make([]Command, len(cs))
 			copy(a.Commands, cs)
 		}
-		if len(fs) > 0 {
+		if w.res != nil && len(fs) > 0 && len(fs) <= len(w.res.fnd) {
+			a.Findings = w.res.fnd[:len(fs):len(fs)]
+			copy(a.Findings, fs)
+		} else if len(fs) > 0 {
 			a.Findings = make([]Finding, len(fs))
 			copy(a.Findings, fs)
 		}

@@ -26,6 +26,18 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 		}
 	}
 	span := w.span(word.Pos(), word.End())
+	if len(word.Parts) == 1 {
+		if lit, ok := word.Parts[0].(*syntax.Lit); ok && lit.Value == "{}" {
+			// find -exec's and xargs -I's {}: what SplitBraces makes of
+			// it (the two braces as literals), without its allocations.
+			first := len(dst)
+			dst = w.resolve(dst, bracePair)
+			for i := first; i < len(dst); i++ {
+				dst[i].Span = span
+			}
+			return dst
+		}
+	}
 	// syntax.SplitBraces rewrites the word it is given; split a copy so
 	// the tree stays as parsed (a function body is walked again at every
 	// call, and walkTree knows no BraceExp nodes).
@@ -65,6 +77,10 @@ func (w *walker) wordInto(dst []Arg, word *syntax.Word) []Arg {
 	}
 	return w.resolve(dst, word)
 }
+
+// bracePair is the word syntax.SplitBraces makes of "{}": braces that
+// expand to nothing, returned as two literals.
+var bracePair = &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: "{"}, &syntax.Lit{Value: "}"}}}
 
 // resolve turns a brace-free word into one or more args. Unquoted $IFS
 // splits the word, as the shell would.

@@ -148,7 +148,7 @@ func (s *Server) sweep(ctx context.Context) {
 		if l.cancel != nil {
 			l.cancel(ErrLeaseLapsed)
 		}
-		t, err := s.o.Board.RecordFailure(context.WithoutCancel(ctx), l.run, "the remote worker's lease lapsed", s.o.FailureLimit, s.o.Now())
+		t, err := s.o.Board.Fail(context.WithoutCancel(ctx), l.run, "the remote worker's lease lapsed", s.o.FailureLimit)
 		switch {
 		case errors.Is(err, store.ErrTaskRunEnded):
 		case err != nil:
@@ -161,7 +161,7 @@ func (s *Server) sweep(ctx context.Context) {
 		}
 	}
 	for _, l := range open {
-		r, err := s.o.Board.GetRun(ctx, l.run)
+		r, err := s.o.Board.Run(ctx, l.run)
 		if err != nil || r.Status == store.TaskRunRunning {
 			continue
 		}

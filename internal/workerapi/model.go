@@ -115,7 +115,7 @@ func (cn *conn) model(ctx context.Context, req Request) Response {
 	}
 	// The run may have been ended while the model thought: its reply
 	// then goes nowhere.
-	if r, err := cn.s.o.Board.GetRun(ctx, cn.run); err != nil {
+	if r, err := cn.s.o.Board.Run(ctx, cn.run); err != nil {
 		return internal(err)
 	} else if r.Status != store.TaskRunRunning {
 		cn.ended = true

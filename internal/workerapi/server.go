@@ -55,7 +55,9 @@ type CronRunner interface {
 
 // Options configure a Server.
 type Options struct {
-	Board  store.BoardStore
+	// Board is the host's one board service: the run's record, its
+	// token, its steps and comments.
+	Board  *board.Service
 	Runner Runner
 	// Cron runs cron jobs for workers; nil refuses cron_run.
 	Cron CronRunner
@@ -70,6 +72,13 @@ type Options struct {
 	System string
 	// BoardID names the board in owners; "" for a single-board host.
 	BoardID string
+	// Attend, if set, is asked for each request which answer channel
+	// the run's owner carries for it: the host's web console while
+	// approvals.kanban_mode is ask, nil otherwise (and always nil on a
+	// host that serves no console). The channel comes from the host,
+	// never from the worker: nothing a worker sends can attach, choose
+	// or see it. Nil means kanban owners stay unattended.
+	Attend func() owner.AnswerChannel
 	// ScratchDir holds scratch workspaces, one directory per task
 	// (created 0700 on hello).
 	ScratchDir string
@@ -331,7 +340,7 @@ func (cn *conn) handle(req Request) Response {
 	}
 	// The run may have been ended by someone else (an operator, the
 	// dispatcher); then nothing more happens for it.
-	r, err := cn.s.o.Board.GetRun(cn.ctx, cn.run)
+	r, err := cn.s.o.Board.Run(cn.ctx, cn.run)
 	if err != nil {
 		return internal(err)
 	}
@@ -339,7 +348,7 @@ func (cn *conn) handle(req Request) Response {
 		cn.ended = true
 		return ended()
 	}
-	ctx := owner.With(cn.ctx, cn.owner)
+	ctx := owner.With(cn.ctx, cn.acting())
 	switch req.Verb {
 	case VerbDecide:
 		return cn.decide(ctx, req)
@@ -349,25 +358,25 @@ func (cn *conn) handle(req Request) Response {
 		if strings.TrimSpace(req.Body) == "" {
 			return badRequest("empty comment")
 		}
-		c, err := cn.s.o.Board.AddComment(ctx, store.TaskComment{Task: cn.task.ID, Author: cn.owner.String(), Body: req.Body, Time: cn.s.o.Now()})
+		c, err := cn.s.o.Board.Comment(ctx, cn.task.ID, cn.owner.String(), req.Body)
 		if err != nil {
 			return internal(err)
 		}
 		return Response{Comment: c.ID}
 	case VerbComplete:
 		return cn.end(ctx, func() (store.Task, error) {
-			return cn.s.o.Board.FinishRun(ctx, cn.run, store.RunFinish{Status: store.TaskRunSucceeded, Review: cn.s.o.Review, At: cn.s.o.Now()})
+			return cn.s.o.Board.Finish(ctx, cn.run, store.RunFinish{Status: store.TaskRunSucceeded, Review: cn.s.o.Review})
 		})
 	case VerbBlock:
 		reason := strings.TrimSpace(req.Reason)
 		if reason == "" {
 			reason = "blocked by the worker"
 		}
-		if _, err := cn.s.o.Board.AddComment(ctx, store.TaskComment{Task: cn.task.ID, Author: cn.owner.String(), Body: "blocked: " + reason, Time: cn.s.o.Now()}); err != nil {
+		if _, err := cn.s.o.Board.Comment(ctx, cn.task.ID, cn.owner.String(), "blocked: "+reason); err != nil {
 			return internal(err)
 		}
 		return cn.end(ctx, func() (store.Task, error) {
-			return cn.s.o.Board.FinishRun(ctx, cn.run, store.RunFinish{Status: store.TaskRunBlocked, Reason: reason, At: cn.s.o.Now()})
+			return cn.s.o.Board.Finish(ctx, cn.run, store.RunFinish{Status: store.TaskRunBlocked, Reason: reason})
 		})
 	case VerbFail:
 		reason := strings.TrimSpace(req.Reason)
@@ -375,7 +384,7 @@ func (cn *conn) handle(req Request) Response {
 			reason = "the worker failed"
 		}
 		return cn.end(ctx, func() (store.Task, error) {
-			return cn.s.o.Board.RecordFailure(ctx, cn.run, reason, cn.s.o.FailureLimit, cn.s.o.Now())
+			return cn.s.o.Board.Fail(ctx, cn.run, reason, cn.s.o.FailureLimit)
 		})
 	case VerbCronRun:
 		return cn.cronRun(ctx, req)
@@ -405,6 +414,27 @@ func (cn *conn) end(ctx context.Context, f func() (store.Task, error)) Response 
 	return Response{Status: t.Status}
 }
 
+// acting is the owner a request acts as: the run's, with the host's
+// answer channel attached when Attend gives one (kanban_mode ask). It is
+// decided per request, so a reload of kanban_mode holds for the next
+// step of a run already going.
+func (cn *conn) acting() owner.Owner {
+	if cn.s.o.Attend == nil {
+		return cn.owner
+	}
+	ch := cn.s.o.Attend()
+	if ch == nil {
+		return cn.owner
+	}
+	o, err := cn.owner.WithChannel(ch)
+	if err != nil {
+		// Cannot happen for a kanban owner; unattended is the safe side.
+		cn.s.log.ErrorContext(cn.ctx, "attach the answer channel", "owner", cn.owner.String(), "err", err)
+		return cn.owner
+	}
+	return o
+}
+
 // hello binds the connection to the run its token names.
 func (cn *conn) hello(req Request) Response {
 	if cn.run != "" {
@@ -414,17 +444,17 @@ func (cn *conn) hello(req Request) Response {
 		return refused("hello needs a token and a task")
 	}
 	log := cn.s.log.With("task", req.Task)
-	tok, err := cn.s.o.Board.ConsumeToken(cn.ctx, TokenHash(req.Token), req.Task, cn.s.o.Now())
+	tok, err := cn.s.o.Board.Redeem(cn.ctx, TokenHash(req.Token), req.Task)
 	if err != nil {
 		// The worker learns nothing about why; the host's log does.
 		log.WarnContext(cn.ctx, "worker token refused", "err", err)
 		return refused("worker token refused")
 	}
-	run, err := cn.s.o.Board.GetRun(cn.ctx, tok.Run)
+	run, err := cn.s.o.Board.Run(cn.ctx, tok.Run)
 	if err != nil {
 		return internal(err)
 	}
-	task, err := cn.s.o.Board.GetTask(cn.ctx, tok.Task)
+	task, err := cn.s.o.Board.Get(cn.ctx, tok.Task)
 	if err != nil {
 		return internal(err)
 	}
@@ -551,7 +581,7 @@ func (cn *conn) decide(ctx context.Context, req Request) Response {
 		cn.pending = &pendingStep{act: a, rule: d.Rule, started: started}
 		return Response{Decision: &d}
 	}
-	step, serr := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
+	step, serr := cn.s.o.Board.Step(context.WithoutCancel(ctx), cn.run, store.TaskStep{
 		Command: a.Text(), Verdict: d.Verdict, Rule: d.Rule, ExitCode: -1,
 		Output: d.Message, Started: started, Finished: cn.s.o.Now(),
 	})
@@ -573,7 +603,7 @@ func (cn *conn) step(ctx context.Context, req Request) Response {
 		return badRequest("the step reported is not the action that was decided")
 	}
 	cn.pending = nil
-	step, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
+	step, err := cn.s.o.Board.Step(context.WithoutCancel(ctx), cn.run, store.TaskStep{
 		Command: p.act.Text(), Verdict: "allow", Rule: p.rule, ExitCode: req.ExitCode,
 		Output: req.Output, Started: p.started, Finished: cn.s.o.Now(),
 	})
@@ -591,7 +621,7 @@ func (cn *conn) flush(ctx context.Context) Response {
 		return Response{}
 	}
 	cn.pending = nil
-	_, err := cn.s.o.Board.AppendRunStep(context.WithoutCancel(ctx), cn.run, store.TaskStep{
+	_, err := cn.s.o.Board.Step(context.WithoutCancel(ctx), cn.run, store.TaskStep{
 		Command: p.act.Text(), Verdict: "allow", Rule: p.rule, ExitCode: -1,
 		Output: "warden: the worker did not report how this step ended", Started: p.started, Finished: cn.s.o.Now(),
 	})

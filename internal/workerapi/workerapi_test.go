@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/execenv"
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/owner"
@@ -61,7 +62,7 @@ func newEnv(t *testing.T, kanbanMode string, tweak func(*Options)) *env {
 		Terminal: tools.Terminal{Env: execenv.Build([]string{"PATH=/usr/bin:/bin"}, nil, nil)}})
 	state, db, r := rf.Dir, rf.DB, rf.Runner
 	e := &env{db: db, socket: filepath.Join(state, "run", SocketName), state: state, cron: &fakeCron{}}
-	o := Options{Board: db, Runner: r, Cron: e.cron, ScratchDir: filepath.Join(state, "scratch"), FailureLimit: 2}
+	o := Options{Board: board.New(board.Options{Store: db}), Runner: r, Cron: e.cron, ScratchDir: filepath.Join(state, "scratch"), FailureLimit: 2}
 	if tweak != nil {
 		tweak(&o)
 	}
