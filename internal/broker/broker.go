@@ -99,10 +99,13 @@ type coalesceKey struct{ session, digest string }
 type waiter struct {
 	id      string
 	key     coalesceKey
-	req     store.Request // as created; read-only
-	created chan struct{} // closed once req is stored (or failed to be)
-	done    chan struct{} // closed once final is set
-	final   store.Request
+	req     store.Request  // as created; read-only
+	created chan struct{}  // closed once req is stored (or failed to be)
+	done    chan struct{}  // closed once final is set
+	final   *store.Request // set once, before done is closed
+	// parked are the askers waiting in a Parker (park.go), interrupted
+	// when the request ends.
+	parked []Parker
 }
 
 // New returns a Broker.
@@ -218,59 +221,164 @@ func Approved(r store.Request) bool { return r.State == store.Answered }
 // questions of one session share one request; a "once" answer covers
 // only the first asker, so the others ask again.
 func (b *Broker) Ask(ctx context.Context, q Question) (store.Request, error) {
+	r, err := b.ask(ctx, &q)
+	if r == nil {
+		return store.Request{}, err
+	}
+	return *r, err
+}
+
+// ask is Ask with pointers, so that the frames under which an asker
+// waits stay small.
+func (b *Broker) ask(ctx context.Context, q *Question) (*store.Request, error) {
 	if !q.Owner.Attended() {
-		return store.Request{}, ErrNoChannel
+		return nil, ErrNoChannel
 	}
 	session := q.Owner.SessionKey()
 	if session == "" {
-		return store.Request{}, fmt.Errorf("%w: owner %s has no session key", ErrNoChannel, q.Owner)
+		return nil, fmt.Errorf("%w: owner %s has no session key", ErrNoChannel, q.Owner)
 	}
+	key := b.keyOf(q, session)
+	for {
+		p, r, err := b.put(ctx, key, q)
+		if p == nil {
+			return r, err
+		}
+		if final, again := p.wait(ctx); !again {
+			return final, nil
+		}
+	}
+}
+
+// Pending is a question put (Put) whose asker has not waited yet.
+type Pending struct {
+	b      *Broker
+	w      *waiter
+	q      *Question
+	leader bool
+	// final and again are wait's outcome once awaited.
+	final          *store.Request
+	again, awaited bool
+}
+
+// Put puts a question as Ask does but does not wait for it: the
+// returned Pending's Wait does. When the question ended already (or
+// could not be put) Put returns a nil Pending with the request as it
+// ended, or the error. Splitting the two lets an asker wait in a
+// goroutine of its own whose stack never held the gate's work (a
+// host holding many waiters keeps each small: see Parker).
+func (b *Broker) Put(ctx context.Context, q Question) (*Pending, store.Request, error) {
+	if !q.Owner.Attended() {
+		return nil, store.Request{}, ErrNoChannel
+	}
+	session := q.Owner.SessionKey()
+	if session == "" {
+		return nil, store.Request{}, fmt.Errorf("%w: owner %s has no session key", ErrNoChannel, q.Owner)
+	}
+	p, r, err := b.put(ctx, b.keyOf(&q, session), &q)
+	if r == nil {
+		return p, store.Request{}, err
+	}
+	return p, *r, err
+}
+
+// Await waits for the question to end without taking its outcome, so
+// an asker can wait under as few stack frames as it can and build on the
+// outcome afterwards; Wait then returns at once. One goroutine at a
+// time.
+func (p *Pending) Await(ctx context.Context) {
+	if !p.awaited {
+		p.final, p.again = p.wait(ctx)
+		p.awaited = true
+	}
+}
+
+// Wait waits for the question's one outcome, as Ask does.
+func (p *Pending) Wait(ctx context.Context) (store.Request, error) {
+	p.Await(ctx)
+	if !p.again {
+		return *p.final, nil
+	}
+	r, err := p.b.ask(ctx, p.q)
+	if r == nil {
+		return store.Request{}, err
+	}
+	return *r, err
+}
+
+// wait waits for p's request; again reports a follower's "once"
+// approval, which covered only the leader: the asker must ask again.
+func (p *Pending) wait(ctx context.Context) (final *store.Request, again bool) {
+	if pk, ok := ctx.Value(parkerKey{}).(Parker); ok {
+		final = p.b.park(ctx, p.w, pk, p.leader) // without wait's frame
+	} else {
+		final = p.b.wait(ctx, p.w, p.leader)
+	}
+	if !p.leader && final.State == store.Answered && final.Scope == store.Once && p.q.Elicit == nil {
+		return nil, true // once is once: ask again for this action
+	}
+	return final, false
+}
+
+// keyOf is the key identical questions of a session share.
+func (b *Broker) keyOf(q *Question, session string) coalesceKey {
 	key := coalesceKey{session, q.Action.Digest()}
 	if q.Elicit != nil {
 		// Each elicitation is its own question, however alike.
 		key.digest = "elicit:" + ulid.MustNew(ulid.Timestamp(b.o.Now()), rand.Reader).String()
 	}
-	for {
-		w, leader, err := b.join(ctx, key, q)
-		if err != nil {
-			return store.Request{}, err
-		}
-		if !leader && q.Joined != nil {
-			select {
-			case <-w.created:
-			case <-ctx.Done():
-				return store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}, nil
-			}
-			select {
-			case <-w.done:
-				if w.final.State == store.Withdrawn && w.final.Resolved.IsZero() {
-					// Its creation failed: there is nothing to join.
-					return w.final, nil
-				}
-			default:
-			}
-			if err := q.Joined(w.req); err != nil {
-				return store.Request{}, err
-			}
-		}
-		if prompter, ok := channelOf(q.Owner).(Prompter); ok {
-			select {
-			case <-w.created:
-				prompter.Prompt(ctx, w.req)
-			case <-ctx.Done():
-			}
-		}
-		final := b.wait(ctx, w, q, leader)
-		if !leader && final.State == store.Answered && final.Scope == store.Once && q.Elicit == nil {
-			continue // once is once: ask again for this action
-		}
-		return final, nil
+	return key
+}
+
+// put joins or creates the request and announces it; a nil Pending
+// ends the ask with r or err.
+func (b *Broker) put(ctx context.Context, key coalesceKey, q *Question) (*Pending, *store.Request, error) {
+	w, leader, err := b.join(ctx, key, q)
+	if err != nil {
+		return nil, nil, err
 	}
+	if r, err := b.announce(ctx, w, q, leader); r != nil || err != nil {
+		return nil, r, err
+	}
+	return &Pending{b: b, w: w, q: q, leader: leader}, nil, nil
+}
+
+// announce records a follower's own ask and hands the question to the
+// owner's Prompter, if it has one; a non-nil result or error ends the
+// ask. Its own frame holds the request copies it passes on, not the
+// asker's while it waits.
+func (b *Broker) announce(ctx context.Context, w *waiter, q *Question, leader bool) (*store.Request, error) {
+	if !leader && q.Joined != nil {
+		select {
+		case <-w.created:
+		case <-ctx.Done():
+			return &store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}, nil
+		}
+		select {
+		case <-w.done:
+			if w.final.State == store.Withdrawn && w.final.Resolved.IsZero() {
+				// Its creation failed: there is nothing to join.
+				return w.final, nil
+			}
+		default:
+		}
+		if err := q.Joined(w.req); err != nil {
+			return nil, err
+		}
+	}
+	if prompter, ok := channelOf(q.Owner).(Prompter); ok {
+		select {
+		case <-w.created:
+			prompter.Prompt(ctx, w.req)
+		case <-ctx.Done():
+		}
+	}
+	return nil, nil
 }
 
 // join becomes the leader of a new request, or follows an identical
 // pending one.
-func (b *Broker) join(ctx context.Context, key coalesceKey, q Question) (*waiter, bool, error) {
+func (b *Broker) join(ctx context.Context, key coalesceKey, q *Question) (*waiter, bool, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -303,7 +411,7 @@ func (b *Broker) join(ctx context.Context, key coalesceKey, q Question) (*waiter
 		delete(b.leaders, key)
 		b.mu.Unlock()
 		// Followers that joined meanwhile must not hang.
-		w.final = store.Request{ID: id, State: store.Withdrawn, Reason: "store error: " + err.Error()}
+		w.final = &store.Request{ID: id, State: store.Withdrawn, Reason: "store error: " + err.Error()}
 		close(w.created)
 		close(w.done)
 		return nil, false, fmt.Errorf("create request: %w", err)
@@ -314,7 +422,7 @@ func (b *Broker) join(ctx context.Context, key coalesceKey, q Question) (*waiter
 	return w, true, nil
 }
 
-func (b *Broker) request(id string, q Question, now, deadline time.Time) (store.Request, error) {
+func (b *Broker) request(id string, q *Question, now, deadline time.Time) (store.Request, error) {
 	ownerJSON, err := json.Marshal(q.Owner)
 	if err != nil {
 		return store.Request{}, err
@@ -328,14 +436,19 @@ func (b *Broker) request(id string, q Question, now, deadline time.Time) (store.
 
 // wait blocks until the request ends. A leader ends it itself on its
 // deadline or when its ctx ends; the first resolution wins either way.
-func (b *Broker) wait(ctx context.Context, w *waiter, q Question, leader bool) store.Request {
+// It returns a pointer, so that the frames of a waiting asker stay small
+// (a request is a large struct; see park.go).
+func (b *Broker) wait(ctx context.Context, w *waiter, leader bool) *store.Request {
+	if p, ok := ctx.Value(parkerKey{}).(Parker); ok {
+		return b.park(ctx, w, p, leader)
+	}
 	if !leader {
 		select {
 		case <-w.done:
 			return w.final
 		case <-ctx.Done():
 			// A follower leaving does not end the leader's question.
-			return store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}
+			return &store.Request{ID: w.id, State: store.Withdrawn, Reason: causeOf(ctx)}
 		}
 	}
 	timer := time.NewTimer(time.Until(w.req.Deadline))
@@ -592,16 +705,19 @@ func (b *Broker) resolve(ctx context.Context, id string, res store.Resolution, p
 func (b *Broker) wake(r store.Request) {
 	b.mu.Lock()
 	w, ok := b.waiters[r.ID]
+	var parked []Parker
 	if ok {
 		delete(b.waiters, r.ID)
 		if b.leaders[w.key] == w {
 			delete(b.leaders, w.key)
 		}
+		w.final = &r
+		close(w.done)
+		parked = slices.Clone(w.parked)
 	}
 	b.mu.Unlock()
-	if ok {
-		w.final = r
-		close(w.done)
+	for _, p := range parked {
+		p.Interrupt()
 	}
 }
 

@@ -63,6 +63,8 @@ type Config struct {
 	Tools Tools
 	// Kanban holds the kanban: section.
 	Kanban Kanban
+	// Cron holds the cron: section (the scheduler's worker pool).
+	Cron Cron
 	// LLM holds the llm: section (the agents' and guardian's model).
 	LLM LLM
 	// Sandbox holds the sandbox: section.
@@ -108,6 +110,26 @@ type Tools struct {
 	// may get from warden's environment beyond the built-in allowlist.
 	EnvPassthrough []string
 }
+
+// Cron is the cron: section, read at start.
+type Cron struct {
+	// Workers bounds the cron runs that execute at once; due runs
+	// beyond it wait their turn in the order they were claimed.
+	Workers int
+	// RunTimeout bounds one run's execution: then its commands are
+	// killed and the run is recorded failed, so a job that hangs frees
+	// its worker.
+	RunTimeout time.Duration
+}
+
+// Defaults of the cron: section (cron.DefaultWorkers and
+// cron.DefaultRunTimeout, which this package does not import).
+const (
+	DefaultCronWorkers    = 64
+	DefaultCronRunTimeout = time.Hour
+	// MaxCronRunTimeout is the longest cron.run_timeout: a week.
+	MaxCronRunTimeout = 7 * 24 * time.Hour
+)
 
 // Kanban is the kanban: section.
 type Kanban struct {
@@ -221,6 +243,7 @@ func Default() *Config {
 		},
 		LLM:     defaultLLM(),
 		Sandbox: defaultSandbox(),
+		Cron:    Cron{Workers: DefaultCronWorkers, RunTimeout: DefaultCronRunTimeout},
 		Kanban:  Kanban{FailureLimit: DefaultFailureLimit, Concurrency: DefaultConcurrency, Remote: KanbanRemote{Listen: DefaultRemoteListen, Lease: DefaultRemoteLease}},
 		Chat:    Chat{Notify: Notify{After: DefaultNotifyAfter}},
 	}

@@ -160,6 +160,12 @@ type rawConfig struct {
 	Audit            *rawAudit     `yaml:"audit"`
 	Store            node          `yaml:"store"`
 	Cluster          *rawCluster   `yaml:"cluster"`
+	Cron             *rawCron      `yaml:"cron"`
+}
+
+type rawCron struct {
+	Workers    node `yaml:"workers"`
+	RunTimeout node `yaml:"run_timeout"`
 }
 
 type rawHook struct {
@@ -356,6 +362,10 @@ func (v *validator) config(raw *rawConfig) *Config {
 	cfg.Audit = v.audit(raw.Audit)
 	cfg.Store = v.store(raw.Store)
 	cfg.Cluster = v.cluster(raw.Cluster)
+	if c := raw.Cron; c != nil {
+		cfg.Cron.Workers = v.count(c.Workers.n, "cron.workers", DefaultCronWorkers, 1024)
+		cfg.Cron.RunTimeout = v.seconds(c.RunTimeout.n, "cron.run_timeout", DefaultCronRunTimeout, int64(MaxCronRunTimeout/time.Second))
+	}
 	if k := raw.Kanban; k != nil {
 		cfg.Kanban.FailureLimit = v.count(k.FailureLimit.n, "kanban.failure_limit", DefaultFailureLimit, 100)
 		cfg.Kanban.Concurrency = v.count(k.Concurrency.n, "kanban.concurrency", DefaultConcurrency, 64)

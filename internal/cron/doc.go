@@ -5,7 +5,11 @@
 // Schedule.Next). Due times live in the store: each job keeps its next
 // run, and one Scheduler loop claims due runs atomically
 // (store.CronStore.ClaimDue), so a restarted host knows what it missed
-// and two hosts sharing a store never fire one slot twice.
+// and two hosts sharing a store never fire one slot twice. Claimed runs
+// wait in a queue for a bounded pool of workers (Options.Workers), and
+// each executes for at most Options.RunTimeout, so a burst of due jobs
+// starts no more processes at once than the pool allows and a job that
+// hangs frees its worker.
 //
 // Every run executes with exactly one thing in its context: its own
 // owner, cron(job, run) with session "cron:JOB:RUN" (and, for a run a

@@ -24,6 +24,23 @@ var (
 	ErrStopped = errors.New("cron scheduler stopped")
 	// ErrName is wrapped by errors about a job's name.
 	ErrName = errors.New("bad cron job name")
+	// ErrTimeout is the cause a run's context is cancelled with when it
+	// ran longer than Options.RunTimeout.
+	ErrTimeout = errors.New("cron run timed out")
+)
+
+// Defaults of Options.
+const (
+	// DefaultWorkers is how many runs execute at once. A run writes
+	// about three records (its step's decision, the step, its end)
+	// through the store's one writer, which commits up to 256 waiting
+	// writes together (group commit): 64 runs keep a batch full
+	// without queueing more than one batch behind it, and bound the
+	// processes a burst of due jobs starts at once.
+	DefaultWorkers = 64
+	// DefaultRunTimeout bounds one run, so a job that hangs frees its
+	// worker (its commands are killed and the run recorded failed).
+	DefaultRunTimeout = time.Hour
 )
 
 // Runner runs one shell step: it authorises the command as the owner
@@ -67,6 +84,15 @@ type Options struct {
 	// must not end their runs at start; the hosts' leases decide which
 	// runs are abandoned (internal/cluster).
 	Shared bool
+	// Workers bounds the runs that execute at once; the others wait
+	// their turn in the order they were claimed. Zero means
+	// DefaultWorkers.
+	Workers int
+	// RunTimeout bounds how long one run executes (time spent waiting
+	// for a worker not counted): then its context is cancelled with
+	// ErrTimeout, its command killed and the run recorded failed. Zero
+	// means DefaultRunTimeout.
+	RunTimeout time.Duration
 }
 
 // Agent runs a prompt job's agent as the owner in ctx, in dir, as
@@ -78,8 +104,8 @@ type Agent interface {
 
 var _ Agent = (*agent.Agent)(nil)
 
-// Scheduler fires due cron jobs and runs them, each run in its own
-// goroutine with its own owner. It is safe for concurrent use.
+// Scheduler fires due cron jobs and runs them, each with its own owner,
+// at most Options.Workers at once. It is safe for concurrent use.
 type Scheduler struct {
 	o    Options
 	log  *slog.Logger
@@ -95,7 +121,19 @@ type Scheduler struct {
 	root   context.Context
 	cancel context.CancelCauseFunc
 	active map[string]*active
-	wg     sync.WaitGroup
+	// queue holds the runs claimed and not yet executing, oldest first;
+	// workers is how many worker goroutines run (none while idle).
+	queue   []queued
+	workers int
+	wg      sync.WaitGroup
+}
+
+// queued is a run waiting for a worker.
+type queued struct {
+	run    store.CronRun
+	parent owner.Owner
+	ctx    context.Context
+	a      *active
 }
 
 // active is a run executing in this process.
@@ -125,6 +163,12 @@ func New(o Options) (*Scheduler, error) {
 	}
 	if o.Late <= 0 {
 		o.Late = time.Minute
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.RunTimeout <= 0 {
+		o.RunTimeout = DefaultRunTimeout
 	}
 	root, cancel := context.WithCancelCause(context.Background())
 	return &Scheduler{
@@ -231,8 +275,8 @@ func (s *Scheduler) Wake() {
 }
 
 // Run runs the loop until ctx ends: it records runs left running by
-// other host ids as failed, then claims due runs, starts each in its
-// own goroutine and sleeps until the next job is due (at most Tick, or
+// other host ids as failed, then claims due runs, queues them for the
+// workers (at most Options.Workers execute at once) and sleeps until the next job is due (at most Tick, or
 // until Wake). Slots missed while no scheduler ran are caught up on
 // the first claim, once per job at most.
 //
@@ -394,7 +438,8 @@ func (s *Scheduler) Wait(ctx context.Context, id string) (store.CronRun, error) 
 	}
 }
 
-// launch executes r in its own goroutine under root.
+// launch queues r to execute under root, and starts a worker if fewer
+// than Options.Workers run.
 func (s *Scheduler) launch(root context.Context, r store.CronRun, parent owner.Owner) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -406,16 +451,48 @@ func (s *Scheduler) launch(root context.Context, r store.CronRun, parent owner.O
 	ctx, cancel := context.WithCancelCause(root)
 	a := &active{cancel: cancel, done: make(chan struct{})}
 	s.active[r.ID] = a
-	s.wg.Go(func() {
-		defer func() {
-			s.mu.Lock()
-			delete(s.active, r.ID)
+	s.queue = append(s.queue, queued{run: r, parent: parent, ctx: ctx, a: a})
+	if s.workers < s.o.Workers {
+		s.workers++
+		s.wg.Go(s.work)
+	}
+}
+
+// work executes queued runs until none is left.
+func (s *Scheduler) work() {
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.workers--
+			s.queue = nil // let a burst's backing array go
 			s.mu.Unlock()
-			cancel(nil)
-			close(a.done)
-		}()
-		s.execute(ctx, r, parent)
-	})
+			return
+		}
+		q := s.queue[0]
+		s.queue[0] = queued{}
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		s.run(q)
+	}
+}
+
+// run executes one queued run, bounded by Options.RunTimeout.
+func (s *Scheduler) run(q queued) {
+	defer func() {
+		s.mu.Lock()
+		delete(s.active, q.run.ID)
+		s.mu.Unlock()
+		q.a.cancel(nil)
+		close(q.a.done)
+	}()
+	if q.ctx.Err() != nil {
+		// Stopped while it waited for a worker.
+		s.finish(q.ctx, q.run, store.RunFailed, context.Cause(q.ctx).Error()+" before the run started")
+		return
+	}
+	ctx, cancel := context.WithTimeoutCause(q.ctx, s.o.RunTimeout, fmt.Errorf("%w after %s (cron.run_timeout)", ErrTimeout, s.o.RunTimeout))
+	defer cancel()
+	s.execute(ctx, q.run, q.parent)
 }
 
 // runOwner is the owner of run id of job: cron(job, id) with session

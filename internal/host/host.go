@@ -500,7 +500,8 @@ func (h *host) newCron(ctx context.Context) error {
 	}
 	h.cronJobs = len(jobs)
 	h.cron, err = cron.New(cron.Options{Store: cronMetrics{h.db, h.ops}, Runner: h.runner, Host: h.id, Logger: h.cfg.Logger, Dir: h.cronDir,
-		Ended: h.dropShell, Agent: h.agents.cronAgent(), Shared: h.pg != nil})
+		Ended: h.dropShell, Agent: h.agents.cronAgent(), Shared: h.pg != nil,
+		Workers: h.pol.start.Cron.Workers, RunTimeout: h.pol.start.Cron.RunTimeout})
 	if err != nil {
 		return fmt.Errorf("cron: %w", err)
 	}
@@ -601,6 +602,7 @@ func (h *host) serve(ctx context.Context) error {
 		h.log.WarnContext(down, "close console", "err", err)
 	}
 	sd.Wait()
+	h.api.Wait() // streams the admin socket handed over to their own goroutines (ended by stopServe)
 	stopWatch()
 	wg.Wait()        // the scheduler and the dispatcher have returned: nothing writes the store any more
 	h.agents.close() // MCP servers' sessions end (their stdio servers exit)

@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "bench-serve" {
 		os.Exit(benchServe(os.Args[2]))
 	}
+	if len(os.Args) == 3 && os.Args[1] == "bench-waiters" {
+		os.Exit(benchWaitersServe(os.Args[2]))
+	}
 	mcptest.MaybeServe() // the story's MCP server: this binary over stdio
 	goleak.VerifyTestMain(m)
 }

@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/wardenhq/warden/internal/broker"
@@ -68,21 +66,22 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
-	defer cancel(nil)
-	stop := context.AfterFunc(r.Context(), func() {
-		cause := context.Cause(r.Context())
-		if cause == context.Canceled {
-			cause = errClientGone // the server's plain cancel: the client hung up
+	peer := mustPeer(r.Context()).String()
+	s.serveStream(w, r, o, errClientGone, func(ctx context.Context, st *stream) (*runner.Pending, func()) {
+		s.log.InfoContext(ctx, "exec", "session", req.Session, "peer", peer)
+		p, rest := s.o.Runner.ShellStart(broker.WithNotify(ctx, s.pending(st)), req.Command, req.Dir, st.writer(EventStdout), st.writer(EventStderr))
+		return p, func() {
+			out, code, err := rest()
+			st.sendOutcome(out, code, err)
+			if err != nil && !out.Allowed {
+				s.log.WarnContext(ctx, "exec not authorised", "session", req.Session, "err", err)
+			}
 		}
-		cancel(cause)
 	})
-	defer stop()
-	ctx = owner.With(ctx, o)
+}
 
-	st := newStream(w)
-	s.log.InfoContext(ctx, "exec", "session", req.Session, "peer", mustPeer(r.Context()).String())
-	out, code, err := s.o.Runner.Shell(broker.WithNotify(ctx, s.pending(st)), req.Command, req.Dir, st.writer(EventStdout), st.writer(EventStderr))
+// sendOutcome sends a run's last event: denied, error or exit.
+func (st *stream) sendOutcome(out runner.Outcome, code int, err error) {
 	switch {
 	case !out.Allowed:
 		st.send(deniedEvent(out))
@@ -90,9 +89,6 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		st.send(Event{Event: EventError, Message: err.Error()})
 	default:
 		st.send(Event{Event: EventExit, Code: &code})
-	}
-	if err != nil && !out.Allowed {
-		s.log.WarnContext(ctx, "exec not authorised", "session", req.Session, "err", err)
 	}
 }
 
@@ -135,53 +131,6 @@ func deniedEvent(out runner.Outcome) Event {
 		e.Message = "warden blocked this action"
 	}
 	return e
-}
-
-// stream writes events to an exec response, one JSON line each, flushed
-// as they happen. The command's stdout and stderr arrive from different
-// goroutines.
-type stream struct {
-	mu  sync.Mutex
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	enc *json.Encoder
-	err error
-}
-
-// newStream starts a stream. The request's body has been read; a
-// stream lives longer than the server's read and write timeouts allow
-// an ordinary request (it waits for a human, then for a command), so it
-// lifts them: no read deadline (an expired one would end the request's
-// context and withdraw its question), and a write deadline per event,
-// so a client that stopped reading is cut off instead of holding the
-// connection.
-func newStream(w http.ResponseWriter) *stream {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.WriteHeader(http.StatusOK)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &stream{w: w, rc: rc, enc: enc}
-}
-
-// streamWriteTimeout bounds one event's write to a client that stopped
-// reading.
-const streamWriteTimeout = 30 * time.Second
-
-// send writes one event. Once the client is gone, later events are
-// dropped (the context has ended the work).
-func (st *stream) send(e Event) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.err != nil {
-		return
-	}
-	_ = st.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	if st.err = st.enc.Encode(e); st.err == nil {
-		st.err = st.rc.Flush()
-	}
 }
 
 // writer is an io.Writer that sends each chunk as an event of type kind.

@@ -127,15 +127,21 @@ func (s *Server) externalDecide(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx, done := streamContext(r, o, errExternalGone)
-	defer done()
-	st := newStream(w)
-	s.log.InfoContext(ctx, "external decide", "owner", o.String(), "kind", req.Action.Kind, "peer", mustPeer(r.Context()).String())
-	out, err := s.o.Runner.Authorize(broker.WithNotify(ctx, s.pending(st)), req.Action)
-	if err != nil {
-		s.log.WarnContext(ctx, "external action not authorised", "owner", o.String(), "err", err)
-	}
-	st.send(Event{Event: EventDecision, Decision: decisionOf(out, o)})
+	peer := mustPeer(r.Context()).String()
+	s.serveStream(w, r, o, errExternalGone, func(ctx context.Context, st *stream) (*runner.Pending, func()) {
+		s.log.InfoContext(ctx, "external decide", "owner", o.String(), "kind", req.Action.Kind, "peer", peer)
+		ctx = broker.WithNotify(ctx, s.pending(st))
+		out, p, err := s.o.Runner.Begin(ctx, req.Action)
+		return p, func() {
+			if p != nil {
+				out, err = p.Wait(ctx)
+			}
+			if err != nil {
+				s.log.WarnContext(ctx, "external action not authorised", "owner", o.String(), "err", err)
+			}
+			st.send(Event{Event: EventDecision, Decision: decisionOf(out, o)})
+		}
+	})
 }
 
 // externalRun decides an external agent's action and, if allowed, runs
@@ -162,38 +168,41 @@ func (s *Server) externalRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "workspace must be an absolute path")
 		return
 	}
-	ctx, done := streamContext(r, o, errExternalGone)
-	defer done()
-	if req.Workspace != "" {
-		ctx = sandbox.WithWorkspace(ctx, filepath.Clean(req.Workspace))
-	}
-	st := newStream(w)
-	s.log.InfoContext(ctx, "external run", "owner", o.String(), "kind", act.Kind, "peer", mustPeer(r.Context()).String())
-	var (
-		out  runner.Outcome
-		code = 0
-		err  error
-	)
-	stdout, stderr := st.writer(EventStdout), st.writer(EventStderr)
-	switch act.Kind {
-	case action.Shell:
-		out, code, err = s.o.Runner.Shell(broker.WithNotify(ctx, s.pending(st)), act.Command, act.Dir, stdout, stderr)
-	case action.Code:
-		out, code, err = s.o.Runner.Code(broker.WithNotify(ctx, s.pending(st)), act.Language, act.Source, act.Dir, stdout, stderr)
-	case action.Write:
-		out, err = s.o.Runner.WriteFile(broker.WithNotify(ctx, s.pending(st)), tools.Files{Root: act.Dir}, act.Path, []byte(req.Content))
-	}
-	switch {
-	case !out.Allowed:
-		if err != nil {
-			s.log.WarnContext(ctx, "external action not authorised", "owner", o.String(), "err", err)
+	peer := mustPeer(r.Context()).String()
+	s.serveStream(w, r, o, errExternalGone, func(ctx context.Context, st *stream) (*runner.Pending, func()) {
+		if req.Workspace != "" {
+			ctx = sandbox.WithWorkspace(ctx, filepath.Clean(req.Workspace))
 		}
-		st.send(deniedEvent(out))
-	case err != nil:
-		st.send(Event{Event: EventError, Message: err.Error()})
-	default:
-		st.send(Event{Event: EventExit, Code: &code})
-	}
+		s.log.InfoContext(ctx, "external run", "owner", o.String(), "kind", act.Kind, "peer", peer)
+		ctx = broker.WithNotify(ctx, s.pending(st))
+		stdout, stderr := st.writer(EventStdout), st.writer(EventStderr)
+		var (
+			p    *runner.Pending
+			rest func() (runner.Outcome, int, error)
+		)
+		switch act.Kind {
+		case action.Shell:
+			p, rest = s.o.Runner.ShellStart(ctx, act.Command, act.Dir, stdout, stderr)
+		case action.Code:
+			// Code and writes wait for their human in the rest, under
+			// deeper frames than a shell command's.
+			rest = func() (runner.Outcome, int, error) {
+				return s.o.Runner.Code(ctx, act.Language, act.Source, act.Dir, stdout, stderr)
+			}
+		case action.Write:
+			rest = func() (runner.Outcome, int, error) {
+				out, err := s.o.Runner.WriteFile(ctx, tools.Files{Root: act.Dir}, act.Path, []byte(req.Content))
+				return out, 0, err
+			}
+		}
+		return p, func() {
+			out, code, err := rest()
+			if !out.Allowed && err != nil {
+				s.log.WarnContext(ctx, "external action not authorised", "owner", o.String(), "err", err)
+			}
+			st.sendOutcome(out, code, err)
+		}
+	})
 }
 
 // pending returns the callback that streams a pending request.

@@ -67,11 +67,14 @@ func serve(t *testing.T, s *Server) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := s.HTTPServer(context.Background())
+	base, cancel := context.WithCancel(context.Background())
+	srv := s.HTTPServer(base)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
 	t.Cleanup(func() {
 		srv.Close()
+		cancel()
+		s.Wait() // the streams that left net/http
 		<-done
 	})
 	return path

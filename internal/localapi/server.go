@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wardenhq/warden/internal/board"
@@ -91,6 +92,10 @@ type Server struct {
 	o   Options
 	log *slog.Logger
 	mux *http.ServeMux
+	// base is HTTPServer's base context: streams that left net/http
+	// (stream.go) end with it; streams counts them.
+	base    context.Context
+	streams sync.WaitGroup
 }
 
 // boardService is o.Boards, or one built over o.Board; nil without a
@@ -146,6 +151,7 @@ func New(o Options) *Server {
 // cause) stops running commands, and the timeouts are Options.Limits'
 // (streams lift theirs: see newStream). Serve it on Limit(listener).
 func (s *Server) HTTPServer(base context.Context) *http.Server {
+	s.base = base
 	srv := &http.Server{
 		Handler:     s,
 		ConnContext: connContext,

@@ -92,6 +92,9 @@ func New(o Options) *Runner {
 
 // Outcome is the end of authorisation.
 type Outcome struct {
+	// Decision is the gate's. When a human was asked its Analysis is
+	// nil: the request carries the analysis (Request.Analysis), and a
+	// question that waits keeps no copy of the tree.
 	Decision gate.Decision
 	// Request is the question a human answered (or that expired or was
 	// withdrawn), if one was asked.
@@ -113,6 +116,31 @@ type Outcome struct {
 // identical pending request records its own ask with that request's id;
 // an ask that could not be put to anyone is recorded here, with why.
 func (r *Runner) Authorize(ctx context.Context, act action.Action) (Outcome, error) {
+	out, p, err := r.Begin(ctx, act)
+	if p == nil {
+		return out, err
+	}
+	return p.Wait(ctx)
+}
+
+// Pending is an authorisation whose question waits for a human (Begin).
+type Pending struct {
+	r    *Runner
+	o    owner.Owner
+	act  action.Action
+	d    gate.Decision // without its Analysis (see Outcome)
+	what string        // the analysed command, for humanMessage
+	pend *broker.Pending
+}
+
+// Begin is Authorize up to its question: it decides and audits act,
+// and when a human must be asked it puts the question and returns a
+// Pending whose Wait waits for the answer (with ctx or one carrying the
+// same values) and gives Authorize's outcome. Otherwise the Pending is
+// nil and the outcome final. Splitting the two lets a host that holds
+// many questions wait for each in a goroutine whose stack never held
+// the gate's work (broker.Put).
+func (r *Runner) Begin(ctx context.Context, act action.Action) (Outcome, *Pending, error) {
 	o, _ := owner.From(ctx)
 	d, derr := r.o.Gate.Decide(ctx, act)
 	if derr != nil {
@@ -121,30 +149,37 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action) (Outcome, err
 	out := Outcome{Decision: d}
 	if d.Verdict != gate.Ask {
 		if err := r.record(ctx, audit.Record(r.o.Now(), o, act, d, nil)); err != nil {
-			return denied(out, err), err
+			return denied(out, err), nil, err
 		}
 	}
 	switch d.Verdict {
 	case gate.Allow:
 		out.Allowed = true
-		return out, nil
+		return out, nil, nil
 	case gate.Deny:
 		out.Message = d.AgentMessage
-		return out, nil
+		return out, nil, nil
 	}
-	notAsked := func(err error) (Outcome, error) {
+	notAsked := func(err error) (Outcome, *Pending, error) {
 		rec := audit.Record(r.o.Now(), o, act, d, nil)
 		rec.Reason = "not asked: " + err.Error()
 		if rerr := r.record(ctx, rec); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		return denied(out, err), err
+		return denied(out, err), nil, err
 	}
 	if r.o.Broker == nil {
 		return notAsked(fmt.Errorf("ask %s: %w", o, broker.ErrNoChannel))
 	}
+	// The question (and p, which its follower's ask record reads) lives
+	// as long as it waits: it keeps the verdict, not the analysis tree.
+	p := &Pending{r: r, o: o, act: act, d: d, what: "this action"}
+	if d.Analysis != nil {
+		p.what = "`" + d.Analysis.Input + "`"
+		p.d.Analysis = nil
+	}
 	joined := func(req store.Request) error {
-		rec := audit.Record(r.o.Now(), o, act, d, nil)
+		rec := audit.Record(r.o.Now(), p.o, p.act, p.d, nil)
 		rec.RequestID = req.ID
 		return r.record(ctx, rec)
 	}
@@ -157,19 +192,49 @@ func (r *Runner) Authorize(ctx context.Context, act action.Action) (Outcome, err
 			return notAsked(err)
 		}
 	}
-	req, err := r.o.Broker.Ask(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: analysis,
+	pend, req, err := r.o.Broker.Put(ctx, broker.Question{Owner: o, Action: act, Classes: d.Classes, Rule: d.Rule, Analysis: analysis,
 		Timeout: r.o.Gate.Policy().Timeout, Notice: d.Notice, Joined: joined})
 	if err != nil {
 		return notAsked(err)
 	}
-	out.Request = &req
+	p.pend = pend
+	if pend == nil {
+		return p.outcome(req), nil, nil
+	}
+	return Outcome{Decision: p.d}, p, nil
+}
+
+// Await waits for the human's answer without building the outcome (see
+// broker.Pending.Await); Wait then returns at once.
+func (p *Pending) Await(ctx context.Context) { p.pend.Await(ctx) }
+
+// Wait waits for the human's answer and returns the outcome Authorize
+// would have.
+func (p *Pending) Wait(ctx context.Context) (Outcome, error) {
+	req, err := p.pend.Wait(ctx)
+	if err != nil {
+		// Only a follower asking again can fail here: record it as
+		// Authorize records an ask it could not put.
+		rec := audit.Record(p.r.o.Now(), p.o, p.act, p.d, nil)
+		rec.Reason = "not asked: " + err.Error()
+		if rerr := p.r.record(ctx, rec); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return denied(Outcome{Decision: p.d}, err), err
+	}
+	return p.outcome(req), nil
+}
+
+// outcome is the authorisation's outcome once its question ended as req.
+func (p *Pending) outcome(req store.Request) Outcome {
+	out := Outcome{Decision: p.d, Request: &req}
 	out.Allowed = broker.Approved(req)
 	if out.Allowed {
-		r.o.Gate.HumanApproved(o.SessionKey())
+		p.r.o.Gate.HumanApproved(p.o.SessionKey())
 	} else {
-		out.Message = humanMessage(req, d)
+		out.Message = humanMessage(req, p.what)
 	}
-	return out, nil
+	return out
 }
 
 // Refused audits an answer that was not taken: by (on surface) was not
@@ -238,11 +303,7 @@ func denied(out Outcome, err error) Outcome {
 
 // humanMessage tells the agent how a question ended without approval.
 // A timeout or withdrawal is never reported as the user's denial.
-func humanMessage(req store.Request, d gate.Decision) string {
-	what := "this action"
-	if d.Analysis != nil {
-		what = "`" + d.Analysis.Input + "`"
-	}
+func humanMessage(req store.Request, what string) string {
 	switch req.State {
 	case store.Denied:
 		msg := "The user denied " + what + "."
@@ -267,16 +328,39 @@ func humanMessage(req store.Request, d gate.Decision) string {
 // happens meanwhile): restored state never changes the owner or the
 // decision.
 func (r *Runner) Shell(ctx context.Context, command, dir string, stdout, stderr io.Writer) (Outcome, int, error) {
+	_, rest := r.ShellStart(ctx, command, dir, stdout, stderr)
+	return rest()
+}
+
+// ShellStart is Shell up to its question: it returns the question if
+// one was put (nil if none; Await it to wait under few frames) and the
+// rest of Shell, which waits for the human if one was asked, then runs
+// the command, all under ctx. The rest must be called once; another
+// goroutine may call it (see Begin).
+func (r *Runner) ShellStart(ctx context.Context, command, dir string, stdout, stderr io.Writer) (*Pending, func() (Outcome, int, error)) {
 	// The directory asked for is the call's writable workspace, even
 	// where the session's shell has moved with cd.
 	ctx = withWorkspace(ctx, dir)
 	var call SessionCall
 	if o, _ := owner.From(ctx); r.o.Sessions != nil && o.SessionKey() != "" {
 		call = r.o.Sessions.Begin(ctx, o.SessionKey())
-		defer call.End()
 		dir = call.Dir(dir)
 	}
-	out, err := r.Authorize(ctx, action.NewShell(command).In(dir))
+	out, p, err := r.Begin(ctx, action.NewShell(command).In(dir))
+	return p, func() (Outcome, int, error) {
+		if call != nil {
+			defer call.End()
+		}
+		if p != nil {
+			out, err = p.Wait(ctx)
+		}
+		return r.shellRun(ctx, call, out, err, command, dir, stdout, stderr)
+	}
+}
+
+// shellRun is the rest of Shell once the command was authorised (out,
+// err).
+func (r *Runner) shellRun(ctx context.Context, call SessionCall, out Outcome, err error, command, dir string, stdout, stderr io.Writer) (Outcome, int, error) {
 	if err != nil || !out.Allowed {
 		return out, -1, err
 	}

@@ -449,29 +449,31 @@ func (db *DB) appendCronStep(ctx context.Context, runID string, st store.CronSte
 	if err != nil {
 		return store.CronStep{}, err
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	// Through the committer: a burst of runs shares its commits (group
+	// commit), at synchronous=NORMAL unless a durable write shares the
+	// batch. The step's decision is already durable in the audit log.
+	err = db.submit(ctx, false, func(ctx context.Context, tx *wtx, _ *chain) error {
+		var status string
+		err := tx.QueryRowContext(ctx, `SELECT status FROM cron_runs WHERE id = ?`, runID).Scan(&status)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return store.ErrNotFound
+		case err != nil:
+			return err
+		case store.RunStatus(status) != store.RunRunning:
+			return fmt.Errorf("%w (it is %s)", store.ErrRunEnded, status)
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(n) + 1, 0) FROM cron_steps WHERE run = ?`, runID).Scan(&st.N); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO cron_steps (run, `+cronStepCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, st.N, st.Command, st.Verdict, st.Rule, st.ExitCode, st.Output, started, finished)
+		return err
+	})
 	if err != nil {
 		return store.CronStep{}, err
 	}
-	defer tx.Rollback()
-	var status string
-	err = tx.QueryRowContext(ctx, `SELECT status FROM cron_runs WHERE id = ?`, runID).Scan(&status)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return store.CronStep{}, store.ErrNotFound
-	case err != nil:
-		return store.CronStep{}, err
-	case store.RunStatus(status) != store.RunRunning:
-		return store.CronStep{}, fmt.Errorf("%w (it is %s)", store.ErrRunEnded, status)
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(n) + 1, 0) FROM cron_steps WHERE run = ?`, runID).Scan(&st.N); err != nil {
-		return store.CronStep{}, err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO cron_steps (run, `+cronStepCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		runID, st.N, st.Command, st.Verdict, st.Rule, st.ExitCode, st.Output, started, finished); err != nil {
-		return store.CronStep{}, err
-	}
-	return st, tx.Commit()
+	return st, nil
 }
 
 // FinishCronRun ends a running run with one UPDATE … WHERE status =
@@ -498,31 +500,39 @@ func (db *DB) finishCronRun(ctx context.Context, runID string, status store.RunS
 	if err != nil {
 		return store.CronRun{}, err
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return store.CronRun{}, err
-	}
-	defer tx.Rollback()
-	r, err := scanCronRun(tx.QueryRowContext(ctx, `UPDATE cron_runs SET status = ?, finished = ?, error = ?
-		WHERE id = ? AND status = 'running' RETURNING `+cronRunCols, string(status), end, msg, runID))
-	ended := false
-	if errors.Is(err, sql.ErrNoRows) {
-		ended = true
-		r, err = scanCronRun(tx.QueryRowContext(ctx, `SELECT `+cronRunCols+` FROM cron_runs WHERE id = ?`, runID))
+	// Through the committer, as AppendCronStep. A run that had ended
+	// already changes nothing: its op returns errEnded after reading it.
+	var r store.CronRun
+	err = db.submit(ctx, false, func(ctx context.Context, tx *wtx, _ *chain) error {
+		var err error
+		r, err = scanCronRun(tx.QueryRowContext(ctx, `UPDATE cron_runs SET status = ?, finished = ?, error = ?
+			WHERE id = ? AND status = 'running' RETURNING `+cronRunCols, string(status), end, msg, runID))
+		ended := false
 		if errors.Is(err, sql.ErrNoRows) {
-			return store.CronRun{}, store.ErrNotFound
+			ended = true
+			r, err = scanCronRun(tx.QueryRowContext(ctx, `SELECT `+cronRunCols+` FROM cron_runs WHERE id = ?`, runID))
+			if errors.Is(err, sql.ErrNoRows) {
+				return store.ErrNotFound
+			}
 		}
-	}
-	if err != nil {
+		if err != nil {
+			return err
+		}
+		if r.Steps, err = queryRows(ctx, tx, scanCronStep, `SELECT `+cronStepCols+` FROM cron_steps WHERE run = ? ORDER BY n`, runID); err != nil {
+			return err
+		}
+		if ended {
+			return store.ErrRunEnded
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrRunEnded):
+		return r, err
+	case err != nil:
 		return store.CronRun{}, err
 	}
-	if r.Steps, err = queryRows(ctx, tx, scanCronStep, `SELECT `+cronStepCols+` FROM cron_steps WHERE run = ? ORDER BY n`, runID); err != nil {
-		return store.CronRun{}, err
-	}
-	if ended {
-		return r, store.ErrRunEnded
-	}
-	return r, tx.Commit()
+	return r, nil
 }
 
 // AbandonCronRuns fails the running runs of hosts other than keep.

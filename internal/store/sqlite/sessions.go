@@ -63,11 +63,20 @@ func (db *DB) upsertSession(ctx context.Context, s store.SessionRow) error {
 	if err := db.r.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE session = ?`, s.Key).Scan(&one); err == nil {
 		return nil
 	}
-	_, err = db.w.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session) DO NOTHING`,
-		s.Key, owner, s.OwnerText, s.Yolo, created, ended)
-	return err
+	// A new session goes through the committer, so a burst of new
+	// sessions (thousands of exec calls at once) shares its commits
+	// instead of paying an fsync each. Like a question asked, it commits
+	// at synchronous=NORMAL unless a durable write shares the batch: no
+	// action runs on a session row alone, and the next durable commit
+	// (its first decision's record) makes it durable too.
+	return db.submit(ctx, false, func(ctx context.Context, tx *wtx, _ *chain) error {
+		_, err := tx.ExecContext(ctx, sqlSessionInsert, s.Key, owner, s.OwnerText, s.Yolo, created, ended)
+		return err
+	})
 }
+
+const sqlSessionInsert = `INSERT INTO sessions (` + sessionCols + `) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session) DO NOTHING`
 
 // GetSession returns the session key, or store.ErrNotFound.
 func (db *DB) GetSession(ctx context.Context, key string) (store.SessionRow, error) {

@@ -346,7 +346,7 @@ const (
 	sqlHashAt = `SELECT hash FROM audit WHERE seq = ?`
 )
 
-var preparedSQL = []string{sqlAuditInsert, sqlHead, sqlHashAt, sqlRequestInsert, sqlRequestEnd, sqlRequestGet, sqlRequestsWithdraw,
+var preparedSQL = []string{sqlAuditInsert, sqlHead, sqlHashAt, sqlRequestInsert, sqlRequestEnd, sqlRequestGet, sqlRequestsWithdraw, sqlSessionInsert,
 	`SAVEPOINT op`, `ROLLBACK TO op`, `RELEASE op`}
 
 // wtx is the committer's transaction: the statements it runs again and
