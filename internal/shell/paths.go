@@ -112,17 +112,8 @@ var xdgDefaults = map[string]string{
 // closingBrace returns the index in s (which starts with "{") of the "}"
 // that closes it, counting nested "${", or -1.
 func closingBrace(s string) int {
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
+	if i := closingOf(s[1:], '{', '}'); i >= 0 {
+		return i + 1
 	}
 	return -1
 }
