@@ -165,21 +165,8 @@ func shapeLen(s string) int {
 	}
 	switch s[1] {
 	case '{', '(':
-		open, shut := s[1], byte('}')
-		if open == '(' {
-			shut = ')'
-		}
-		depth := 0
-		for i := 1; i < len(s); i++ {
-			switch s[i] {
-			case open:
-				depth++
-			case shut:
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
+		if i := closingOf(s[2:], s[1], closeOf(s[1])); i >= 0 {
+			return i + 3
 		}
 		return 0
 	}
