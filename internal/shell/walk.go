@@ -486,6 +486,12 @@ func (w *walker) forEach(f *syntax.ForClause, via []string) bool {
 			case *syntax.Assign:
 				sets = sets || n.Name != nil && n.Name.Value == name
 			case *syntax.CallExpr:
+				// A function, a sourced file or eval can set the
+				// variable where this walk cannot see it.
+				if len(n.Args) > 0 {
+					cmd := n.Args[0].Lit()
+					sets = sets || cmd == "" || cmd == "source" || cmd == "." || cmd == "eval" || w.funcs[cmd] != nil
+				}
 				for _, a := range n.Args {
 					lit := a.Lit()
 					sets = sets || lit == name || strings.HasPrefix(lit, name+"=") || strings.HasPrefix(lit, name+"[")
