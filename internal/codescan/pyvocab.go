@@ -161,7 +161,7 @@ func init() {
 		"os.spawnv": execVec(1, 2), "os.spawnve": execVec(1, 2), "os.spawnvp": execVec(1, 2), "os.spawnvpe": execVec(1, 2),
 		"os.spawnl": execList(1), "os.spawnle": execList(1), "os.spawnlp": execList(1), "os.spawnlpe": execList(1),
 		"os.posix_spawn": execVec(0, 1), "os.posix_spawnp": execVec(0, 1),
-		"os.listdir": metaPath("ls"), "os.scandir": metaPath("ls"), "os.walk": metaPath("find"), "os.stat": metaPath("stat"),
+		"os.listdir": metaPath("ls"), "os.scandir": metaPath("ls"), "os.walk": metaPath("ls -R"), "os.stat": metaPath("stat"),
 		"os.lstat": metaPath("stat"), "os.access": metaPath("stat"), "os.readlink": metaPath("readlink"),
 		"os.remove": onPaths("rm", 0), "os.unlink": onPaths("rm", 0), "os.rmdir": onPaths("rmdir", 0),
 		"os.removedirs": onPaths("rmdir -p", 0), "shutil.rmtree": onPaths("rm -rf", 0),
