@@ -171,6 +171,9 @@ func ruleFind(c *cmd) {
 			i += 2
 			continue
 		}
+		if v == "--" { // ends find's options; the starts follow
+			i++
+		}
 		break
 	}
 	s0 := i
