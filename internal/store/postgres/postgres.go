@@ -320,17 +320,31 @@ var dialect = sqldb.Dialect{
 		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, key)
 		return err
 	},
+	ForShare:   " FOR SHARE",
+	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	Later:      serverLater,
+}
+
+// serverLater is the server's clock d from now (sqldb.Dialect.Later):
+// the hosts sharing a database share it, whatever their own clocks say.
+func serverLater(d time.Duration) (string, []any, error) {
+	if d == 0 {
+		return `now()`, nil, nil
+	}
+	return `(now() + ?::bigint * interval '1 microsecond')`, []any{d.Microseconds()}, nil
 }
 
 // sqlTx runs fn in a transaction on the pool (sqldb.TxFunc); a relaxed
 // one commits without waiting for the disk (synchronous_commit off).
 func (db *DB) sqlTx(ctx context.Context, kind sqldb.TxKind, fn func(tx sqldb.Q) error) error {
-	if err := db.refuse(); err != nil {
-		return err
-	}
 	var opts pgx.TxOptions
 	if kind == sqldb.TxRead {
-		opts.AccessMode = pgx.ReadOnly
+		// One snapshot for all its statements (as beginRead's); a read
+		// is not refused while the store has a fault, as beginRead's
+		// are not.
+		opts.IsoLevel, opts.AccessMode = pgx.RepeatableRead, pgx.ReadOnly
+	} else if err := db.refuse(); err != nil {
+		return err
 	}
 	tx, err := db.pool.BeginTx(ctx, opts)
 	if err != nil {

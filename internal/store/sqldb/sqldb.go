@@ -16,6 +16,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/codec"
@@ -49,6 +50,22 @@ type Dialect struct {
 	// Lock takes a transaction-scoped lock named key (PostgreSQL's
 	// advisory locks); nil where writes are serial anyway.
 	Lock func(ctx context.Context, tx Q, key string) error
+	// ForShare ends a SELECT that keeps its rows from changing until
+	// the transaction ends (" FOR SHARE"); empty where a write
+	// transaction holds the whole database already.
+	ForShare string
+	// SkipLocked ends a SELECT that locks the rows it returns and
+	// passes over those another transaction holds, so that concurrent
+	// claimers take different rows (" FOR UPDATE SKIP LOCKED"); empty
+	// where claimers are serial anyway.
+	SkipLocked string
+	// Later is the SQL for the time d from now on the clock leases are
+	// kept by, with its arguments: PostgreSQL's server clock (now()
+	// plus an interval; hosts on several machines share it), stored in
+	// and compared with timestamptz columns. Nil keeps leases by this
+	// process's clock as stored time text (SQLite's hosts share one
+	// machine).
+	Later func(d time.Duration) (expr string, args []any, err error)
 }
 
 // Base is a backend's handles. The stores shared by both backends are
