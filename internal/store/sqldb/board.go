@@ -183,24 +183,17 @@ func (b *Base) ListTasks(ctx context.Context, f store.TaskFilter) ([]store.Task,
 		if ts, err = QueryRows(ctx, tx, scanBoardTask, q, args...); err != nil {
 			return err
 		}
-		type dep struct{ task, parent string }
-		deps, err := QueryRows(ctx, tx, func(sc codec.Scanner) (dep, error) {
-			var d dep
-			err := sc.Scan(&d.task, &d.parent)
+		deps, err := QueryRows(ctx, tx, func(sc codec.Scanner) (child[string], error) {
+			var d child[string]
+			err := sc.Scan(&d.of, &d.v)
 			return d, err
 		}, `SELECT task, parent FROM board_deps ORDER BY task, parent`)
 		if err != nil {
 			return fmt.Errorf("dependencies: %w", err)
 		}
-		idx := make(map[string]int, len(ts))
-		for i, t := range ts {
-			idx[t.ID] = i
-		}
-		for _, d := range deps {
-			if i, ok := idx[d.task]; ok {
-				ts[i].Parents = append(ts[i].Parents, d.parent)
-			}
-		}
+		attach(ts, func(t *store.Task) string { return t.ID }, deps, func(t *store.Task, parent string) {
+			t.Parents = append(t.Parents, parent)
+		})
 		return nil
 	})
 	if err != nil {
@@ -422,22 +415,38 @@ func scanBoardRun(sc codec.Scanner) (store.TaskRun, error) {
 	return r, nil
 }
 
-type boardRunStep struct {
-	run  string
-	step store.TaskStep
+// child is a row that belongs to the item (a task, a run) whose id is
+// of.
+type child[V any] struct {
+	of string
+	v  V
 }
 
-func scanBoardStep(sc codec.Scanner) (boardRunStep, error) {
+// attach adds each child to the item of items it belongs to, in order;
+// id is an item's id. A child of no item listed is passed over.
+func attach[T, V any](items []T, id func(*T) string, children []child[V], add func(*T, V)) {
+	idx := make(map[string]int, len(items))
+	for i := range items {
+		idx[id(&items[i])] = i
+	}
+	for _, c := range children {
+		if i, ok := idx[c.of]; ok {
+			add(&items[i], c.v)
+		}
+	}
+}
+
+func scanBoardStep(sc codec.Scanner) (child[store.TaskStep], error) {
 	var (
-		s                 boardRunStep
+		s                 child[store.TaskStep]
 		started, finished string
 	)
-	if err := sc.Scan(&s.run, &s.step.N, &s.step.Command, &s.step.Verdict, &s.step.Rule, &s.step.ExitCode, &s.step.Output, &started, &finished); err != nil {
-		return boardRunStep{}, err
+	if err := sc.Scan(&s.of, &s.v.N, &s.v.Command, &s.v.Verdict, &s.v.Rule, &s.v.ExitCode, &s.v.Output, &started, &finished); err != nil {
+		return s, err
 	}
 	var errs [2]error
-	s.step.Started, errs[0] = codec.ParseTime(started)
-	s.step.Finished, errs[1] = codec.ParseTime(finished)
+	s.v.Started, errs[0] = codec.ParseTime(started)
+	s.v.Finished, errs[1] = codec.ParseTime(finished)
 	return s, errors.Join(errs[:]...)
 }
 
@@ -449,15 +458,9 @@ func withBoardSteps(ctx context.Context, q Q, runs []store.TaskRun, where string
 	if err != nil {
 		return nil, err
 	}
-	idx := make(map[string]int, len(runs))
-	for i, r := range runs {
-		idx[r.ID] = i
-	}
-	for _, s := range steps {
-		if i, ok := idx[s.run]; ok {
-			runs[i].Steps = append(runs[i].Steps, s.step)
-		}
-	}
+	attach(runs, func(r *store.TaskRun) string { return r.ID }, steps, func(r *store.TaskRun, s store.TaskStep) {
+		r.Steps = append(r.Steps, s)
+	})
 	return runs, nil
 }
 

@@ -39,7 +39,7 @@ type boardTest struct {
 	run  func(t *testing.T, s store.BoardStore)
 }
 
-// task is a task fixture.
+// boardTask is a task fixture.
 func boardTask(id string, parents ...string) store.Task {
 	return store.Task{
 		ID: id, Title: "task " + id, Body: "do " + id,
@@ -76,7 +76,17 @@ func tokenHash(secret string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// inStatus adds task id and moves it to st by the legal route.
+// emptyList fails t unless a list came back without error and empty:
+// an empty slice, not nil, so that it marshals as [] rather than null.
+func emptyList[T any](t *testing.T, what string, got []T, err error) {
+	t.Helper()
+	must(t, what, err)
+	if got == nil || len(got) != 0 {
+		t.Errorf("%s: %#v, want an empty list", what, got)
+	}
+}
+
+// taskInStatus adds task id and moves it to st by the legal route.
 func taskInStatus(t *testing.T, s store.BoardStore, id string, st store.TaskStatus) {
 	t.Helper()
 	ctx := t.Context()
@@ -204,10 +214,7 @@ var boardTests = []boardTest{
 			t.Errorf("todo: %+v", todo)
 		}
 		none, err := s.ListTasks(ctx, store.TaskFilter{Status: store.TaskReview})
-		must(t, "ListTasks review", err)
-		if none == nil || len(none) != 0 {
-			t.Errorf("no review tasks: %#v, want an empty list", none)
-		}
+		emptyList(t, "ListTasks review", none, err)
 	}},
 	{"promote waits for every parent", func(t *testing.T, s store.BoardStore) {
 		ctx := t.Context()
@@ -551,10 +558,7 @@ var boardTests = []boardTest{
 			t.Errorf("comment on unknown task: %v, want ErrNotFound", err)
 		}
 		none, err := s.Comments(ctx, "nope")
-		must(t, "Comments nope", err)
-		if none == nil || len(none) != 0 {
-			t.Errorf("comments of unknown task: %#v, want empty", none)
-		}
+		emptyList(t, "Comments of an unknown task", none, err)
 	}},
 	{"tokens are single use and bound to their task run", func(t *testing.T, s store.BoardStore) {
 		ctx := t.Context()
