@@ -18,6 +18,15 @@ const (
 	longLease  = time.Hour
 )
 
+// claimLeased claims the first ready task at base as run, for holder,
+// with a lease of lease (none when 0).
+func claimLeased(t *testing.T, s store.BoardStore, run, holder string, lease time.Duration) store.TaskRun {
+	t.Helper()
+	_, r, err := s.ClaimTask(t.Context(), store.TaskClaim{Run: run, At: base, Holder: holder, Lease: lease})
+	must(t, "claim "+run, err)
+	return r
+}
+
 // leaseTests pin down task claims with leases: a claim carries its
 // holder and lease; only the holder renews it; an expired lease is
 // reclaimed (the run fails, the task goes back to ready, or to blocked
@@ -28,8 +37,7 @@ var leaseTests = []boardTest{
 	{"a claim carries its holder and lease", func(t *testing.T, s store.BoardStore) {
 		addTask(t, s, boardTask("a"))
 		before := time.Now()
-		_, r, err := s.ClaimTask(t.Context(), store.TaskClaim{Run: "r1", At: base, Holder: "host-1", Lease: longLease})
-		must(t, "claim", err)
+		r := claimLeased(t, s, "r1", "host-1", longLease)
 		if r.Holder != "host-1" || r.LeaseExpires.Before(before.Add(longLease-time.Minute)) {
 			t.Errorf("claimed run: holder %q lease %v, want host-1 and about an hour from now", r.Holder, r.LeaseExpires)
 		}
@@ -47,8 +55,7 @@ var leaseTests = []boardTest{
 	}},
 	{"only the holder renews", func(t *testing.T, s store.BoardStore) {
 		addTask(t, s, boardTask("a"))
-		_, r, err := s.ClaimTask(t.Context(), store.TaskClaim{Run: "r1", At: base, Holder: "host-1", Lease: expired})
-		must(t, "claim", err)
+		r := claimLeased(t, s, "r1", "host-1", expired)
 		if _, err := s.RenewRun(t.Context(), "r1", "host-2", longLease); !errors.Is(err, store.ErrLeaseLost) {
 			t.Errorf("renewal by another holder: %v, want ErrLeaseLost", err)
 		}
@@ -73,12 +80,9 @@ var leaseTests = []boardTest{
 		addTask(t, s, boardTask("a"))
 		addTask(t, s, boardTask("b"))
 		addTask(t, s, boardTask("c"))
-		_, _, err := s.ClaimTask(ctx, store.TaskClaim{Run: "ra", At: base, Holder: "dead", Lease: expired})
-		must(t, "claim a", err)
-		_, _, err = s.ClaimTask(ctx, store.TaskClaim{Run: "rb", At: base, Holder: "live", Lease: longLease})
-		must(t, "claim b", err)
-		_, _, err = s.ClaimTask(ctx, store.TaskClaim{Run: "rc", At: base})
-		must(t, "claim c", err)
+		claimLeased(t, s, "ra", "dead", expired)
+		claimLeased(t, s, "rb", "live", longLease)
+		claimLeased(t, s, "rc", "", 0)
 		time.Sleep(expireWait)
 		var (
 			mu  sync.Mutex
@@ -117,16 +121,13 @@ var leaseTests = []boardTest{
 			t.Errorf("the dead holder records a step: %v, want ErrTaskRunEnded", err)
 		}
 		// The task is claimed again, by a live claimer.
-		_, r, err := s.ClaimTask(ctx, store.TaskClaim{Run: "ra2", At: base, Holder: "live", Lease: longLease})
-		must(t, "claim again", err)
-		if r.Task != "a" {
+		if r := claimLeased(t, s, "ra2", "live", longLease); r.Task != "a" {
 			t.Errorf("claimed %s, want the reclaimed task a", r.Task)
 		}
 	}},
 	{"a reclaimed run counts toward the failure limit", func(t *testing.T, s store.BoardStore) {
 		addTask(t, s, boardTask("a"))
-		_, _, err := s.ClaimTask(t.Context(), store.TaskClaim{Run: "r1", At: base, Holder: "dead", Lease: expired})
-		must(t, "claim", err)
+		claimLeased(t, s, "r1", "dead", expired)
 		time.Sleep(expireWait)
 		ended, err := s.ReclaimRuns(t.Context(), "lease expired", 1, base)
 		must(t, "reclaim", err)
@@ -297,10 +298,8 @@ func RunFencedRuns(t *testing.T, open func(t *testing.T) FencedStore) {
 		ctx := t.Context()
 		addTask(t, s, boardTask("a"))
 		addTask(t, s, boardTask("b"))
-		_, _, err := s.ClaimTask(ctx, store.TaskClaim{Run: "ra", At: base, Holder: "dead", Lease: expired})
-		must(t, "claim a", err)
-		_, _, err = s.ClaimTask(ctx, store.TaskClaim{Run: "rb", At: base, Holder: "dead", Lease: expired})
-		must(t, "claim b", err)
+		claimLeased(t, s, "ra", "dead", expired)
+		claimLeased(t, s, "rb", "dead", expired)
 		must(t, "record", s.RecordProcess(ctx, leftover("p1", store.KanbanRunKey("ra"))))
 		// A record of another kind of run with the same id holds nothing.
 		must(t, "record", s.RecordProcess(ctx, leftover("p2", store.CronRunKey("rb"))))
