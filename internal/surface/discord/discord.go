@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -431,20 +432,15 @@ type responder struct {
 	ephemeral bool
 	modal     bool
 
-	mu        sync.Mutex
-	responded bool
+	responded atomic.Bool // the first response is sent
 }
 
 // respond sends the interaction's response, or reports false if one was
 // sent already.
 func (r *responder) respond(ctx context.Context, resp *discordgo.InteractionResponse) (bool, error) {
-	r.mu.Lock()
-	if r.responded {
-		r.mu.Unlock()
+	if !r.responded.CompareAndSwap(false, true) {
 		return false, nil
 	}
-	r.responded = true
-	r.mu.Unlock()
 	s, err := r.a.session()
 	if err != nil {
 		return true, err

@@ -24,7 +24,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -417,18 +417,13 @@ type responder struct {
 	conv    chat.Conv
 	message int
 
-	mu       sync.Mutex
-	answered bool
+	answered atomic.Bool // the query is answered
 }
 
 func (r *responder) answer(ctx context.Context, text string, alert bool) (bool, error) {
-	r.mu.Lock()
-	if r.answered {
-		r.mu.Unlock()
+	if !r.answered.CompareAndSwap(false, true) {
 		return false, nil
 	}
-	r.answered = true
-	r.mu.Unlock()
 	p := tgbotapi.Params{"callback_query_id": r.query}
 	p.AddNonEmpty("text", clip(text, 190))
 	p.AddBool("show_alert", alert)
