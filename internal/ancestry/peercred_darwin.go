@@ -13,18 +13,14 @@ import (
 // at connect time: LOCAL_PEERCRED (a struct xucred: uid and groups) and
 // LOCAL_PEERPID (its pid).
 func PeerCred(c *net.UnixConn) (Cred, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return Cred{}, fmt.Errorf("peer credentials: %w", err)
-	}
 	var (
 		x        *unix.Xucred
 		pid      int
 		xerr, pe error
 	)
-	if err := raw.Control(func(fd uintptr) {
-		x, xerr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
-		pid, pe = unix.GetsockoptInt(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERPID)
+	if err := sockopt(c, func(fd int) {
+		x, xerr = unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
+		pid, pe = unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID)
 	}); err != nil {
 		return Cred{}, fmt.Errorf("peer credentials: %w", err)
 	}

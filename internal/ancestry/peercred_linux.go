@@ -11,16 +11,12 @@ import (
 
 // PeerCred reads SO_PEERCRED from c.
 func PeerCred(c *net.UnixConn) (Cred, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return Cred{}, fmt.Errorf("peer credentials: %w", err)
-	}
 	var (
 		cred *syscall.Ucred
 		cerr error
 	)
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	if err := sockopt(c, func(fd int) {
+		cred, cerr = syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil {
 		return Cred{}, fmt.Errorf("peer credentials: %w", err)
 	}
@@ -48,16 +44,12 @@ type Pidfd struct{ fd int }
 // PeerPidfd returns a handle on c's peer process (SO_PEERPIDFD). Close
 // it when done.
 func PeerPidfd(c *net.UnixConn) (*Pidfd, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("peer pidfd: %w", err)
-	}
 	var (
 		fd   int
 		ferr error
 	)
-	if err := raw.Control(func(s uintptr) {
-		fd, ferr = unix.GetsockoptInt(int(s), unix.SOL_SOCKET, soPeerPidfd)
+	if err := sockopt(c, func(s int) {
+		fd, ferr = unix.GetsockoptInt(s, unix.SOL_SOCKET, soPeerPidfd)
 	}); err != nil {
 		return nil, fmt.Errorf("peer pidfd: %w", err)
 	}
