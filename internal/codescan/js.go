@@ -20,13 +20,8 @@ import (
 
 type jsEval struct {
 	*state
+	codeNames
 	scopes []map[string]*value
-	// locals are the names of functions and methods the code defines.
-	locals map[string]bool
-	// assigned counts the places each name is assigned (see pyEval).
-	assigned map[string]int
-	// seen and prior: as in pyEval.
-	seen, prior map[string][]*value
 }
 
 func analyzeJS(src string) Result {
@@ -41,18 +36,17 @@ func runJS(s *state, src string) {
 		s.incomplete("javascript that could not be read: %v", firstLine(err.Error()))
 		return
 	}
-	locals, assigned := map[string]bool{}, map[string]int{}
-	collectJSDefs(prog, locals)
-	countJSAssigned(prog, assigned)
+	names := codeNames{locals: map[string]bool{}, assigned: map[string]int{}}
+	collectJSDefs(prog, names.locals)
+	countJSAssigned(prog, names.assigned)
 	if astDepth(reflect.ValueOf(prog), 0) > maxVisit {
 		s.incomplete("javascript nested too deep")
 		return
 	}
-	// Two walks, as for Python.
-	first := &jsEval{state: &state{lang: Node, nest: s.nest, learning: true}, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
-	first.program(prog)
-	e := &jsEval{state: s, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, prior: first.seen}
-	e.program(prog)
+	walkTwice(s, Node, names, func(s *state, names codeNames) {
+		e := &jsEval{state: s, codeNames: names, scopes: []map[string]*value{{}}}
+		e.program(prog)
+	})
 }
 
 func (e *jsEval) program(prog *ast.Program) {

@@ -26,8 +26,16 @@ func (sc *pyScope) lookup(n string) (*value, bool) {
 
 type pyEval struct {
 	*state
-	locals map[string]bool // every def and class name in the code
-	star   []string        // modules imported with *
+	codeNames
+	star []string // modules imported with *
+}
+
+// codeNames is what a walk knows of the code's names as a whole, beside
+// the scope at hand: the same for Python and JavaScript.
+type codeNames struct {
+	// locals are the names of the functions, classes and methods the
+	// code defines.
+	locals map[string]bool
 	// assigned counts the places each name is assigned. The walk takes
 	// branches and bodies in source order, so a name assigned in more
 	// than one place may hold, at run time, a value other than the one
@@ -37,6 +45,17 @@ type pyEval struct {
 	// seen collects every value assigned to each name (a first walk);
 	// prior is what the first walk saw, for the second.
 	seen, prior map[string][]*value
+}
+
+// walkTwice walks the code twice with walk: the first walk, on a state
+// of its own that only learns, collects every value each name is given
+// (seen); the second judges on s with that knowledge (prior).
+func walkTwice(s *state, lang string, names codeNames, walk func(*state, codeNames)) {
+	learn := names
+	learn.seen = map[string][]*value{}
+	walk(&state{lang: lang, nest: s.nest, learning: true}, learn)
+	names.prior = learn.seen
+	walk(s, names)
 }
 
 func analyzePython(src string) Result {
@@ -51,15 +70,13 @@ func runPython(s *state, src string) {
 		s.incomplete("python code that could not be read: %v", err)
 		return
 	}
-	locals, assigned := map[string]bool{}, map[string]int{}
-	collectDefs(prog, locals)
-	countAssigned(prog, assigned)
-	// Two walks: the first learns every value each name is given, the
-	// second judges with that knowledge.
-	first := &pyEval{state: &state{lang: Python, nest: s.nest, learning: true}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
-	first.block(prog, &pyScope{vars: map[string]*value{}})
-	e := &pyEval{state: s, locals: locals, assigned: assigned, prior: first.seen}
-	e.block(prog, &pyScope{vars: map[string]*value{}})
+	names := codeNames{locals: map[string]bool{}, assigned: map[string]int{}}
+	collectDefs(prog, names.locals)
+	countAssigned(prog, names.assigned)
+	walkTwice(s, Python, names, func(s *state, names codeNames) {
+		e := &pyEval{state: s, codeNames: names}
+		e.block(prog, &pyScope{vars: map[string]*value{}})
+	})
 }
 
 // countAssigned counts the assignments of each name: targets of =,
