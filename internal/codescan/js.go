@@ -445,23 +445,7 @@ func (e *jsEval) class(c *ast.ClassLiteral) *value {
 
 // use checks a value handed on where it is not followed.
 func (e *jsEval) use(v *value) {
-	if v == nil {
-		return
-	}
-	switch v.k {
-	case kFunc:
-		if !strings.HasPrefix(v.qual, "data.") && jsCategory(v.qual) != catHarmless {
-			e.incomplete("%s is passed on as a value", v.qual)
-		}
-	case kMod:
-		if !jsHarmlessModule[v.qual] {
-			e.incomplete("module %s is passed on as a value", v.qual)
-		}
-	case kList, kDict:
-		for _, x := range v.elems {
-			e.use(x)
-		}
-	}
+	e.handedOn(v, jsCategory, func(m string) bool { return jsHarmlessModule[m] })
 }
 
 // walk evaluates every expression and statement inside a node it has
@@ -928,19 +912,14 @@ func (e *jsEval) call(callee ast.Expression, argList []ast.Expression, isNew boo
 }
 
 func (e *jsEval) dataMethod(c *call) *value {
-	m := strings.TrimPrefix(c.name, "data.")
-	self := c.self
 	for _, a := range c.args {
 		if a.k != kLocal {
 			e.use(a)
 		}
 	}
-	if !jsDataMethods[m] {
-		e.incomplete("method .%s, whose effects are not known", m)
-		return vUnknown
-	}
-	if self == nil {
-		return vData
+	m, self, v := e.dataReceiver(c, jsDataMethods)
+	if v != nil {
+		return v
 	}
 	switch m {
 	case "toString":
@@ -958,14 +937,7 @@ func (e *jsEval) dataMethod(c *call) *value {
 				}
 				sep = s
 			}
-			var parts []*value
-			for i, x := range self.elems {
-				if i > 0 {
-					parts = append(parts, str(sep))
-				}
-				parts = append(parts, x)
-			}
-			return concat(parts...)
+			return joined(self.elems, sep)
 		}
 	case "split":
 		if s, ok := self.known(); ok && len(c.args) > 0 {
@@ -987,14 +959,11 @@ func (e *jsEval) dataMethod(c *call) *value {
 			return out
 		}
 	case "replace", "replaceAll":
-		s, ok1 := self.known()
-		a, ok2 := c.arg(0, "").known()
-		b, ok3 := c.arg(1, "").known()
-		if ok1 && ok2 && ok3 {
+		if k, ok := knownAll(self, c.arg(0, ""), c.arg(1, "")); ok {
 			if m == "replace" {
-				return str(strings.Replace(s, a, b, 1))
+				return str(strings.Replace(k[0], k[1], k[2], 1))
 			}
-			return str(strings.ReplaceAll(s, a, b))
+			return str(strings.ReplaceAll(k[0], k[1], k[2]))
 		}
 		return dynStr()
 	case "toUpperCase", "toLowerCase", "trim", "concat":

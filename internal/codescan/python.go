@@ -250,23 +250,9 @@ func firstNonEmpty(a, b string) string {
 // does not follow: a dangerous function handed on as a value cannot be
 // followed to where it is called.
 func (e *pyEval) use(v *value) {
-	if v == nil {
-		return
-	}
-	switch v.k {
-	case kFunc:
-		if !strings.HasPrefix(v.qual, "data.") && pyCategory(v.qual) != catHarmless {
-			e.incomplete("%s is passed on as a value", v.qual)
-		}
-	case kMod:
-		if v.qual == "builtins" || v.qual == "os" || v.qual == "subprocess" || v.qual == "shutil" || v.qual == "importlib" || v.qual == "sys" || v.qual == "pty" {
-			e.incomplete("module %s is passed on as a value", v.qual)
-		}
-	case kList, kDict:
-		for _, x := range v.elems {
-			e.use(x)
-		}
-	}
+	e.handedOn(v, pyCategory, func(m string) bool {
+		return m != "builtins" && m != "os" && m != "subprocess" && m != "shutil" && m != "importlib" && m != "sys" && m != "pty"
+	})
 }
 
 func (e *pyEval) assign(t *pnode, v *value, sc *pyScope) {
@@ -1009,29 +995,17 @@ func (e *pyEval) special(c *call) (*value, bool) {
 // dataMethod is a method call on data (a string, list, dict, number,
 // or a harmless result): a fixed set of names, some folded.
 func (e *pyEval) dataMethod(c *call) *value {
-	m := strings.TrimPrefix(c.name, "data.")
-	self := c.self
 	for _, a := range c.args {
 		e.use(a)
 	}
-	if !pyDataMethods[m] {
-		e.incomplete("method .%s, whose effects are not known", m)
-		return vUnknown
-	}
-	if self == nil {
-		return vData
+	m, self, v := e.dataReceiver(c, pyDataMethods)
+	if v != nil {
+		return v
 	}
 	switch m {
 	case "join":
 		if sep, ok := self.known(); ok && len(c.args) == 1 && c.args[0].k == kList {
-			var parts []*value
-			for i, x := range c.args[0].elems {
-				if i > 0 {
-					parts = append(parts, str(sep))
-				}
-				parts = append(parts, x)
-			}
-			return concat(parts...)
+			return joined(c.args[0].elems, sep)
 		}
 		return dynStr()
 	case "decode", "encode":
@@ -1045,11 +1019,8 @@ func (e *pyEval) dataMethod(c *call) *value {
 		}
 		return dynStr()
 	case "replace":
-		s, ok1 := self.known()
-		a, ok2 := c.arg(0, "").known()
-		b, ok3 := c.arg(1, "").known()
-		if ok1 && ok2 && ok3 {
-			return str(strings.ReplaceAll(s, a, b))
+		if k, ok := knownAll(self, c.arg(0, ""), c.arg(1, "")); ok {
+			return str(strings.ReplaceAll(k[0], k[1], k[2]))
 		}
 		return dynStr()
 	case "upper", "lower", "strip", "lstrip", "rstrip", "title", "capitalize", "casefold", "swapcase":
