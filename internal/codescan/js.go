@@ -364,8 +364,7 @@ func (e *jsEval) assign(t ast.Expression, v *value) {
 	case *ast.DotExpression:
 		base := e.expr(t.Left)
 		name := t.Identifier.Name.String()
-		if base.k == kFunc && base.qual == "process.env" {
-			e.command("export " + e.word(concat(str(name+"="), v.asStr())))
+		if e.envAssign(base, "process.env", str(name), v) {
 			return
 		}
 		if base.k == kMod || base.k == kFunc {
@@ -375,8 +374,7 @@ func (e *jsEval) assign(t ast.Expression, v *value) {
 	case *ast.BracketExpression:
 		base := e.expr(t.Left)
 		idx := e.expr(t.Member)
-		if base.k == kFunc && base.qual == "process.env" {
-			e.command("export " + e.word(concat(idx.asStr(), str("="), v.asStr())))
+		if e.envAssign(base, "process.env", idx, v) {
 			return
 		}
 		if base.k == kMod || base.k == kFunc {

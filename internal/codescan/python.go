@@ -281,8 +281,7 @@ func (e *pyEval) assign(t *pnode, v *value, sc *pyScope) {
 	case "sub":
 		base := e.expr(t.kids[0], sc)
 		idx := e.expr(t.kids[1], sc)
-		if base.k == kFunc && base.qual == "os.environ" {
-			e.command("export " + e.word(concat(idx.asStr(), str("="), v.asStr())))
+		if e.envAssign(base, "os.environ", idx, v) {
 			return
 		}
 		if base.k == kMod || base.k == kFunc {

@@ -119,6 +119,18 @@ func (s *state) handedOn(v *value, category func(string) category, moduleOK func
 	}
 }
 
+// envAssign reads an assignment of v to base[key] where base is the
+// process environment (environ names it: os.environ, process.env): an
+// export, as the shell would run it. It reports whether base was the
+// environment.
+func (s *state) envAssign(base *value, environ string, key, v *value) bool {
+	if base.k != kFunc || base.qual != environ {
+		return false
+	}
+	s.command("export " + s.word(concat(key.asStr(), str("="), v.asStr())))
+	return true
+}
+
 // dataReceiver reads a method call on data (c.name is "data.METHOD"):
 // the method and its receiver, to fold. When there is nothing to fold
 // it returns the call's value instead: vUnknown for a method not in
