@@ -656,21 +656,7 @@ func (e *jsEval) expr(x ast.Expression) *value {
 		}
 		return last
 	case *ast.ArrayLiteral:
-		out := &value{k: kList}
-		for _, el := range x.Value {
-			if sp, ok := el.(*ast.SpreadElement); ok {
-				v := e.expr(sp.Expression)
-				if v.k == kList {
-					out.elems = append(out.elems, v.elems...)
-				} else {
-					e.use(v)
-					out.elems = append(out.elems, vData)
-				}
-				continue
-			}
-			out.elems = append(out.elems, e.expr(el))
-		}
-		return out
+		return &value{k: kList, elems: e.spread(x.Value)}
 	case *ast.ObjectLiteral:
 		out := &value{k: kDict}
 		for _, p := range x.Value {
@@ -805,22 +791,30 @@ func (e *jsEval) member(base *value, name string) *value {
 	return &value{k: kFunc, qual: "data." + name, fields: map[string]*value{"self": base}}
 }
 
-func (e *jsEval) call(callee ast.Expression, argList []ast.Expression, isNew bool) *value {
-	f := e.expr(callee)
-	c := &call{kw: map[string]*value{}}
-	for _, a := range argList {
-		if sp, ok := a.(*ast.SpreadElement); ok {
+// spread evaluates the elements of an array literal or the arguments of
+// a call: a spread list (...xs) stands for its elements, a spread of
+// anything else for one element of data (the value is handed on).
+func (e *jsEval) spread(list []ast.Expression) []*value {
+	var out []*value
+	for _, el := range list {
+		if sp, ok := el.(*ast.SpreadElement); ok {
 			v := e.expr(sp.Expression)
 			if v.k == kList {
-				c.args = append(c.args, v.elems...)
+				out = append(out, v.elems...)
 			} else {
 				e.use(v)
-				c.args = append(c.args, vData)
+				out = append(out, vData)
 			}
 			continue
 		}
-		c.args = append(c.args, e.expr(a))
+		out = append(out, e.expr(el))
 	}
+	return out
+}
+
+func (e *jsEval) call(callee ast.Expression, argList []ast.Expression, isNew bool) *value {
+	f := e.expr(callee)
+	c := &call{kw: map[string]*value{}, args: e.spread(argList)}
 	switch f.k {
 	case kUnknown:
 		return vUnknown
@@ -910,12 +904,11 @@ func (e *jsEval) call(callee ast.Expression, argList []ast.Expression, isNew boo
 }
 
 func (e *jsEval) dataMethod(c *call) *value {
-	for _, a := range c.args {
+	m, self, v := e.dataReceiver(c, jsDataMethods, func(a *value) {
 		if a.k != kLocal {
 			e.use(a)
 		}
-	}
-	m, self, v := e.dataReceiver(c, jsDataMethods)
+	})
 	if v != nil {
 		return v
 	}

@@ -994,10 +994,7 @@ func (e *pyEval) special(c *call) (*value, bool) {
 // dataMethod is a method call on data (a string, list, dict, number,
 // or a harmless result): a fixed set of names, some folded.
 func (e *pyEval) dataMethod(c *call) *value {
-	for _, a := range c.args {
-		e.use(a)
-	}
-	m, self, v := e.dataReceiver(c, pyDataMethods)
+	m, self, v := e.dataReceiver(c, pyDataMethods, e.use)
 	if v != nil {
 		return v
 	}

@@ -132,11 +132,15 @@ func (s *state) envAssign(base *value, environ string, key, v *value) bool {
 }
 
 // dataReceiver reads a method call on data (c.name is "data.METHOD"):
-// the method and its receiver, to fold. When there is nothing to fold
+// it hands each argument to use, and returns the method and its
+// receiver, to fold. When there is nothing to fold
 // it returns the call's value instead: vUnknown for a method not in
 // known, whose effects are not known (the code is incomplete), and vData
 // for a call without a receiver.
-func (s *state) dataReceiver(c *call, known map[string]bool) (m string, self, v *value) {
+func (s *state) dataReceiver(c *call, known map[string]bool, use func(*value)) (m string, self, v *value) {
+	for _, a := range c.args {
+		use(a)
+	}
 	m = strings.TrimPrefix(c.name, "data.")
 	if !known[m] {
 		s.incomplete("method .%s, whose effects are not known", m)
