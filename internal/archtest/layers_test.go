@@ -25,6 +25,8 @@ var layers = [][]string{
 	{"grant", "reads"},
 	// 3: the store: rows, not model or analysis types.
 	{"store"},
+	// The SQL both stores run.
+	{"store/sqldb"},
 	// 4: things kept in the store, and the pure decision.
 	{"board", "ccperm", "credential", "gate", "hook", "sandbox", "store/postgres", "store/sqlite"},
 	// 5: asking and explaining: the broker, the audit record, the

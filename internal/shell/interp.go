@@ -266,8 +266,9 @@ done:
 			if extra := c.args[i+1:]; len(extra) > 0 && allStatic(extra) {
 				c.w.nextPos = words(extra)
 			}
+			c.w.nextEnv = c.w.childEnv(c.idx)
 			c.shellCode(c.args[i])
-			c.w.nextPos = nil
+			c.w.nextPos, c.w.nextEnv = nil, nil
 		}
 	case readStdin || i >= len(c.args):
 		if privileged(c.via) && c.in.kind == stdinNone {

@@ -261,6 +261,12 @@ func ruleNetcat(c *cmd) {
 				f.Value, _, _ = strings.Cut(f.Value, ",")
 				files = append(files, f)
 				c.writes([]Arg{f})
+			case strings.HasPrefix(typ, "unix") || typ == "pipe" || typ == "named" || typ == "local":
+				// A socket or FIFO by its path: connecting to warden's
+				// admin socket is reaching warden.
+				f := sub(a, len(typ)+1)
+				f.Value, _, _ = strings.Cut(f.Value, ",")
+				c.writes([]Arg{f})
 			case strings.HasPrefix(typ, "tcp") || strings.HasPrefix(typ, "udp") || strings.HasPrefix(typ, "ssl") ||
 				strings.HasPrefix(typ, "openssl") || strings.HasPrefix(typ, "sctp") || strings.HasPrefix(typ, "socks") ||
 				strings.HasPrefix(typ, "proxy") || strings.HasPrefix(typ, "dccp"):

@@ -51,6 +51,7 @@ import (
 	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/store/codec"
+	"github.com/wardenhq/warden/internal/store/sqldb"
 )
 
 // ErrAuditLoss is returned by Open when the audit log falls short of an
@@ -63,6 +64,9 @@ var ErrNotPostgres = errors.New("not a PostgreSQL address")
 // DB is every warden store on one PostgreSQL database (the schema the
 // connection's search_path names first). It is safe for concurrent use.
 type DB struct {
+	// Base is the SQL shared with the SQLite store (internal/store/sqldb).
+	sqldb.Base
+
 	pool   *pgxpool.Pool
 	cfg    *pgxpool.Config
 	o      Options
@@ -185,6 +189,7 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
 	}
 	db := &DB{pool: pool, cfg: cfg, o: o}
+	db.Base = sqldb.NewBase(dialect, pgq{pool}, pgq{pool}, db.sqlTx, db.noteConn)
 	fail := func(err error) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
@@ -304,6 +309,43 @@ func (db *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return db.noteConn(err)
 	}
 	return db.noteConn(tx.Commit(ctx))
+}
+
+// dialect is PostgreSQL's for the shared SQL: row locks, and advisory
+// locks where two hosts could otherwise write apart.
+var dialect = sqldb.Dialect{
+	Name:      "postgres",
+	ForUpdate: " FOR UPDATE",
+	Lock: func(ctx context.Context, tx sqldb.Q, key string) error {
+		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, key)
+		return err
+	},
+}
+
+// sqlTx runs fn in a transaction on the pool (sqldb.TxFunc); a relaxed
+// one commits without waiting for the disk (synchronous_commit off).
+func (db *DB) sqlTx(ctx context.Context, kind sqldb.TxKind, fn func(tx sqldb.Q) error) error {
+	if err := db.refuse(); err != nil {
+		return err
+	}
+	var opts pgx.TxOptions
+	if kind == sqldb.TxRead {
+		opts.AccessMode = pgx.ReadOnly
+	}
+	tx, err := db.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if kind == sqldb.TxRelaxed {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+			return err
+		}
+	}
+	if err := fn(pgq{tx}); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 // noRows reports whether err is pgx's "no rows".

@@ -38,6 +38,7 @@ import (
 
 	"github.com/wardenhq/warden/internal/anchor"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/sqldb"
 )
 
 // ErrAuditLoss is returned by Open when the audit log falls short of an
@@ -56,6 +57,9 @@ const busyTimeoutMS = 5000
 
 // DB is a store.Store on one SQLite file. It is safe for concurrent use.
 type DB struct {
+	// Base is the SQL shared with the PostgreSQL store (internal/store/sqldb).
+	sqldb.Base
+
 	path string
 	w    *sql.DB // one connection; BEGIN IMMEDIATE
 	// q writes with synchronous=NORMAL: the agents' conversations, and
@@ -227,6 +231,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: readers: %w", abs, err)
 	}
 	db.r = r
+	db.Base = sqldb.NewBase(sqldb.Dialect{Name: "sqlite"}, sqldb.Std(r), sqldb.Std(w), db.inTx, nil)
 	lh, err := db.checkAnchors(ctx)
 	if err != nil {
 		r.Close()
@@ -303,6 +308,28 @@ func prepareFile(path string) error {
 func dsn(path string, params url.Values) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: params.Encode()}
 	return u.String()
+}
+
+// inTx runs fn in a transaction (sqldb.TxFunc): writes on the writer
+// connection (BEGIN IMMEDIATE), relaxed writes on the relaxed one,
+// reads on a reader.
+func (db *DB) inTx(ctx context.Context, kind sqldb.TxKind, fn func(tx sqldb.Q) error) error {
+	pool, opts := db.w, (*sql.TxOptions)(nil)
+	switch kind {
+	case sqldb.TxRelaxed:
+		pool = db.q
+	case sqldb.TxRead:
+		pool, opts = db.r, &sql.TxOptions{ReadOnly: true}
+	}
+	tx, err := pool.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(sqldb.Std(tx)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Path is the absolute path of the database file.
