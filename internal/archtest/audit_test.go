@@ -2,9 +2,7 @@ package archtest
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,17 +25,9 @@ func TestOneWriterOfTheAudit(t *testing.T) {
 	postgresDir := filepath.Join("..", "store", "postgres")
 	calls := 0
 	for _, root := range []string{"..", filepath.Join("..", "..", "cmd")} {
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return err
-			}
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
-			dir := filepath.Dir(path)
-			ast.Inspect(f, func(n ast.Node) bool {
+		walkSource(t, root, false, func(f goFile) {
+			dir := filepath.Dir(f.Path)
+			ast.Inspect(f.File, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.SelectorExpr:
 					if n.Sel.Name != "AppendDecision" {
@@ -45,20 +35,16 @@ func TestOneWriterOfTheAudit(t *testing.T) {
 					}
 					calls++
 					if !allowed[dir] {
-						t.Errorf("%s: %s uses the audit writer; only internal/runner writes decisions", fset.Position(n.Pos()), dir)
+						t.Errorf("%s: %s uses the audit writer; only internal/runner writes decisions", f.Fset.Position(n.Pos()), dir)
 					}
 				case *ast.BasicLit:
 					if n.Kind == token.STRING && strings.Contains(strings.ToUpper(n.Value), "INTO AUDIT") && dir != sqliteDir && dir != postgresDir {
-						t.Errorf("%s: %s writes the audit table directly", fset.Position(n.Pos()), dir)
+						t.Errorf("%s: %s writes the audit table directly", f.Fset.Position(n.Pos()), dir)
 					}
 				}
 				return true
 			})
-			return nil
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	if calls == 0 {
 		t.Fatal("no use of AppendDecision found: the scan is broken")

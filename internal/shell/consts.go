@@ -276,11 +276,7 @@ func staticWord(word *syntax.Word) (string, bool) {
 			}
 			b.WriteString(p.Value)
 		case *syntax.SglQuoted:
-			if p.Dollar {
-				b.WriteString(ansiC(p.Value))
-			} else {
-				b.WriteString(p.Value)
-			}
+			b.WriteString(singleQuoted(p))
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				lit, ok := q.(*syntax.Lit)

@@ -20,16 +20,7 @@ const maxFolded = 64 << 10
 
 // transform computes what a decoder prints for in, given its argv.
 func transform(name string, argv []string, in string) (string, bool) {
-	has := func(fs ...string) bool {
-		for _, w := range argv[1:] {
-			for _, f := range fs {
-				if w == f || len(f) == 2 && strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w[1:], f[1:]) {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	has := func(fs ...string) bool { return hasFlag(argv[1:], fs...) }
 	for _, w := range argv[1:] {
 		if !strings.HasPrefix(w, "-") {
 			return "", false // reads a file, not the pipe

@@ -518,16 +518,7 @@ func ruleFirewall(c *cmd) {
 // isDecoder reports a command that decodes or unscrambles its input.
 func isDecoder(c *Command) bool {
 	words := c.Words()
-	has := func(fs ...string) bool {
-		for _, w := range words[1:] {
-			for _, f := range fs {
-				if w == f || (strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && len(f) == 2 && strings.Contains(w[1:], f[1:])) {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	has := func(fs ...string) bool { return hasFlag(words[1:], fs...) }
 	switch c.key() {
 	case "base64", "base32", "basenc":
 		return has("-d", "--decode", "-D")
