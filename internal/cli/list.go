@@ -87,14 +87,9 @@ func runList[T any](ctx context.Context, s listSpec[T], state string, q termui.Q
 	if err := s.list.Check(q); err != nil {
 		return usageError{err}
 	}
-	c, err := hostClient(state)
+	rows, err := callHost(ctx, state, func(c *localapi.Client) ([]T, error) { return s.fetch(c, ctx) })
 	if err != nil {
 		return err
-	}
-	defer c.Close()
-	rows, err := s.fetch(c, ctx)
-	if err != nil {
-		return hostError(err)
 	}
 	return s.list.Write(stdout, rows, q)
 }
