@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -88,11 +87,8 @@ was down; skip records one skipped run instead.
 ` + cronExitHelp
 
 func newCronAddCmd() *cobra.Command {
-	var (
-		opts cronOptions
-		req  localapi.CronAddRequest
-	)
-	cmd := newHostVerbCmd(hostVerb[store.CronJob]{
+	var opts cronOptions
+	cmd := newAddCmd(hostVerb[store.CronJob]{
 		use:   "add NAME (--schedule SPEC | --every DUR) [--tz ZONE] [--step CMD]... [-- COMMAND...]",
 		short: "Add a cron job",
 		long:  cronAddLong,
@@ -101,20 +97,13 @@ func newCronAddCmd() *cobra.Command {
   warden cron add triage --schedule '0 8 * * MON-FRI' --prompt 'Summarise new errors in ./logs'
 
   warden cron add tidy --schedule @daily --step 'go clean -cache' --step 'df -h'`,
-		args: cobra.ArbitraryArgs,
 		json: "print the job as JSON",
-		check: func(cmd *cobra.Command, args []string) (err error) {
-			req, err = cronAddRequest(opts, args, cmd.ArgsLenAtDash())
-			return err
-		},
-		ask: func(ctx context.Context, c *localapi.Client, _ []string) (store.CronJob, error) {
-			j, err := c.AddCronJob(ctx, req)
-			return j, badRequest(err)
-		},
 		write: func(w io.Writer, _ []string, j store.CronJob) error {
 			return printf(w, "added cron job %s (%s, %s); next run %s\n", j.Name, j.Schedule, zoneOf(j), nextRun(j))
 		},
-	})
+	}, func(args []string, dash int) (localapi.CronAddRequest, error) {
+		return cronAddRequest(opts, args, dash)
+	}, (*localapi.Client).AddCronJob)
 	f := cmd.Flags()
 	f.StringVar(&opts.schedule, "schedule", "", "cron spec, e.g. '0 3 * * *', '*/15 * * * *' or @daily")
 	f.StringVar(&opts.every, "every", "", "run every DURATION, e.g. 5m or 1h30m (same as --schedule '@every DUR')")
@@ -194,8 +183,7 @@ whether enabled, and the steps.
 			{Name: "STEPS", Cell: func(j store.CronJob) string { return clip(strings.Join(j.Steps, " ; "), 60) }},
 		},
 		Filters: []termui.Filter[store.CronJob]{
-			{Flag: "enabled", Usage: "only the jobs enabled or not", Choices: []string{"yes", "no"},
-				Value: func(j store.CronJob) string { return yesNo(j.Enabled) }},
+			yesNoFilter("enabled", "only the jobs enabled or not", func(j store.CronJob) bool { return j.Enabled }),
 		},
 	},
 }
@@ -364,46 +352,4 @@ func printSteps(w io.Writer, steps []store.CronStep) {
 			fmt.Fprintf(w, "    | %s\n", sanitize(line))
 		}
 	}
-}
-
-// addSyntax is how an add verb (cron add, kanban add) takes its
-// arguments: one word (a job's NAME, a task's TITLE) before "--", and
-// the steps: each --step flag, then COMMAND after "--". Its fields word
-// the usage errors.
-type addSyntax struct {
-	verb  string // the command line so far: "warden cron add"
-	word  string // what stands before "--": "NAME"
-	tail  string // the rest of a usage line after word: " -- COMMAND..."
-	shown string // the format a first word is shown again in: "%s" or "%q"
-	hint  string // said after several words before "--"
-}
-
-// parse splits args (dash is cobra's ArgsLenAtDash, -1 without "--")
-// into the word and the steps. A prompt (--prompt) may come without
-// steps; anything else needs at least one.
-func (s addSyntax) parse(args []string, dash int, prompt string, stepFlags []string) (string, []string, error) {
-	switch {
-	case len(args) == 0 || dash == 0:
-		return "", nil, usageError{fmt.Errorf("missing %s (%s %s%s)", s.word, s.verb, s.word, s.tail)}
-	case dash < 0 && len(args) > 1:
-		return "", nil, usageError{fmt.Errorf("put the command after --: %s "+s.shown+" ... -- %s", s.verb, args[0], strings.Join(args[1:], " "))}
-	case dash > 1:
-		return "", nil, usageError{fmt.Errorf("one %s before --, got %q%s", s.word, args[:dash], s.hint)}
-	}
-	word, command := args[0], args[1:]
-	if prompt != "" && len(stepFlags) == 0 && len(command) == 0 {
-		return word, nil, nil
-	}
-	steps := append([]string(nil), stepFlags...)
-	if len(command) > 0 {
-		line, err := joinCommand(command)
-		if err != nil {
-			return "", nil, usageError{err}
-		}
-		steps = append(steps, line)
-	}
-	if len(steps) == 0 {
-		return "", nil, usageError{errors.New("no steps: give COMMAND after -- or --step CMD")}
-	}
-	return word, steps, nil
 }

@@ -78,29 +78,19 @@ words are a comment.
 ` + kanbanExitHelp
 
 func newKanbanAddCmd() *cobra.Command {
-	var (
-		opts kanbanOptions
-		req  localapi.KanbanAddRequest
-	)
-	cmd := newHostVerbCmd(hostVerb[store.Task]{
+	var opts kanbanOptions
+	cmd := newAddCmd(hostVerb[store.Task]{
 		use:   "add TITLE [--after ID]... [--workspace scratch|dir:/abs] [--step CMD]... [-- COMMAND...]",
 		short: "Add a task",
 		long:  kanbanAddLong,
 		example: `  warden kanban add 'run the tests' --workspace dir:/srv/app -- go test ./...
   warden kanban add deploy --after 01J... --step 'make build' --step 'make deploy'
   warden kanban add triage --prompt 'Read the failing test output in ./ci.log and fix the test'`,
-		args: cobra.ArbitraryArgs,
-		json: "print the task as JSON",
-		check: func(cmd *cobra.Command, args []string) (err error) {
-			req, err = kanbanAddRequest(opts, args, cmd.ArgsLenAtDash())
-			return err
-		},
-		ask: func(ctx context.Context, c *localapi.Client, _ []string) (store.Task, error) {
-			t, err := c.AddKanbanTask(ctx, req)
-			return t, badRequest(err)
-		},
+		json:  "print the task as JSON",
 		write: func(w io.Writer, _ []string, t store.Task) error { return printf(w, "%s\n", t.ID) },
-	})
+	}, func(args []string, dash int) (localapi.KanbanAddRequest, error) {
+		return kanbanAddRequest(opts, args, dash)
+	}, (*localapi.Client).AddKanbanTask)
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.after, "after", nil, "a parent task id: ready when all parents are done; repeatable")
 	f.StringVar(&opts.workspace, "workspace", "", "scratch (default) or dir:/absolute/path")

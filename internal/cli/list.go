@@ -94,6 +94,12 @@ func runList[T any](ctx context.Context, s listSpec[T], state string, q termui.Q
 	return s.list.Write(stdout, rows, q)
 }
 
+// yesNoFilter is a filter on a switch of each row: --FLAG yes keeps the
+// rows where on is true, --FLAG no the others.
+func yesNoFilter[T any](flag, usage string, on func(T) bool) termui.Filter[T] {
+	return termui.Filter[T]{Flag: flag, Usage: usage, Choices: []string{"yes", "no"}, Value: func(v T) string { return yesNo(on(v)) }}
+}
+
 // yesNo renders a switch in a table.
 func yesNo(on bool) string {
 	if on {

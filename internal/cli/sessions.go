@@ -44,10 +44,8 @@ live).
 			}},
 		},
 		Filters: []termui.Filter[store.SessionRow]{
-			{Flag: "ended", Usage: "only the ended sessions, or only the live ones", Choices: []string{"yes", "no"},
-				Value: func(s store.SessionRow) string { return yesNo(!s.Ended.IsZero()) }},
-			{Flag: "yolo", Usage: "only the sessions whose yolo switch is on, or off", Choices: []string{"yes", "no"},
-				Value: func(s store.SessionRow) string { return yesNo(s.Yolo) }},
+			yesNoFilter("ended", "only the ended sessions, or only the live ones", func(s store.SessionRow) bool { return !s.Ended.IsZero() }),
+			yesNoFilter("yolo", "only the sessions whose yolo switch is on, or off", func(s store.SessionRow) bool { return s.Yolo }),
 		},
 	},
 }
