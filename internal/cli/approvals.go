@@ -161,7 +161,7 @@ func printApproved(w io.Writer, _ []string, res localapi.Result) error {
 	case store.Always:
 		what = "always (" + string(res.Grain) + ")"
 	}
-	return printf(w, "approved %s %s by %s\n", res.ID, what, sanitize(res.By))
+	return writef(w, "approved %s %s by %s\n", res.ID, what, sanitize(res.By))
 }
 
 func newApprovalsDenyCmd() *cobra.Command {
@@ -180,7 +180,7 @@ A request that already ended is refused as for approve (exit 2).
 			return c.Deny(ctx, args[0], localapi.DenyRequest{Reason: reason})
 		},
 		write: func(w io.Writer, _ []string, res localapi.Result) error {
-			return printf(w, "denied %s by %s\n", res.ID, sanitize(res.By))
+			return writef(w, "denied %s by %s\n", res.ID, sanitize(res.By))
 		},
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the agent")

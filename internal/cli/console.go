@@ -171,9 +171,9 @@ with a new link.
 		},
 		write: func(w io.Writer, args []string, res map[string]int) error {
 			if id := optionalArg(args); id != "" {
-				return printf(w, "revoked console session %s\n", sanitize(id))
+				return writef(w, "revoked console session %s\n", sanitize(id))
 			}
-			return printf(w, "revoked %s\n", plural(res["revoked"], "console session"))
+			return writef(w, "revoked %s\n", plural(res["revoked"], "console session"))
 		},
 	})
 	cmd.Flags().BoolVar(&all, "all", false, "revoke every console session")

@@ -99,7 +99,7 @@ func newCronAddCmd() *cobra.Command {
   warden cron add tidy --schedule @daily --step 'go clean -cache' --step 'df -h'`,
 		json: "print the job as JSON",
 		write: func(w io.Writer, _ []string, j store.CronJob) error {
-			return printf(w, "added cron job %s (%s, %s); next run %s\n", j.Name, j.Schedule, zoneOf(j), nextRun(j))
+			return writef(w, "added cron job %s (%s, %s); next run %s\n", j.Name, j.Schedule, zoneOf(j), nextRun(j))
 		},
 	}, func(args []string, dash int) (localapi.CronAddRequest, error) {
 		return cronAddRequest(opts, args, dash)
@@ -201,7 +201,7 @@ removed (exit 2): wait for the run to end.
 			return map[string]string{"removed": args[0]}, c.DeleteCronJob(ctx, args[0])
 		},
 		write: func(w io.Writer, args []string, _ map[string]string) error {
-			return printf(w, "removed cron job %s\n", args[0])
+			return writef(w, "removed cron job %s\n", args[0])
 		},
 	})
 }
@@ -304,7 +304,7 @@ succeeded, failed or skipped), "error", "steps": [{"n", "command",
 // printCronHistory writes the runs of the job args[0] for people.
 func printCronHistory(w io.Writer, args []string, runs []store.CronRun) error {
 	if len(runs) == 0 {
-		return printf(w, "no runs of %s yet\n", args[0])
+		return writef(w, "no runs of %s yet\n", args[0])
 	}
 	for i, r := range runs {
 		if i > 0 {

@@ -69,7 +69,7 @@ is decided afresh.
 			return map[string]string{"revoked": args[0]}, c.Revoke(ctx, args[0])
 		},
 		write: func(w io.Writer, args []string, _ map[string]string) error {
-			return printf(w, "revoked %s\n", sanitize(args[0]))
+			return writef(w, "revoked %s\n", sanitize(args[0]))
 		},
 	})
 }

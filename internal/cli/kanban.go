@@ -87,7 +87,7 @@ func newKanbanAddCmd() *cobra.Command {
   warden kanban add deploy --after 01J... --step 'make build' --step 'make deploy'
   warden kanban add triage --prompt 'Read the failing test output in ./ci.log and fix the test'`,
 		json:  "print the task as JSON",
-		write: func(w io.Writer, _ []string, t store.Task) error { return printf(w, "%s\n", t.ID) },
+		write: func(w io.Writer, _ []string, t store.Task) error { return writef(w, "%s\n", t.ID) },
 	}, func(args []string, dash int) (localapi.KanbanAddRequest, error) {
 		return kanbanAddRequest(opts, args, dash)
 	}, (*localapi.Client).AddKanbanTask)
@@ -229,7 +229,7 @@ workers talk about a task.
 			return c.CommentKanbanTask(ctx, args[0], args[1])
 		},
 		write: func(w io.Writer, args []string, _ store.TaskComment) error {
-			return printf(w, "commented on task %s\n", args[0])
+			return writef(w, "commented on task %s\n", args[0])
 		},
 	})
 }
@@ -253,7 +253,7 @@ func newKanbanMoveCmd(v board.Verb) *cobra.Command {
 			return c.MoveKanbanTask(ctx, args[0], v, reason)
 		},
 		write: func(w io.Writer, _ []string, t store.Task) error {
-			return printf(w, "task %s is %s\n", t.ID, t.Status)
+			return writef(w, "task %s is %s\n", t.ID, t.Status)
 		},
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why; recorded as a comment")

@@ -64,7 +64,7 @@ in a fresh shell. A session without state is no error.
 			return map[string]string{"reset": args[0]}, c.ResetSession(ctx, args[0])
 		},
 		write: func(w io.Writer, args []string, _ map[string]string) error {
-			return printf(w, "reset the shell state of session %s\n", sanitize(args[0]))
+			return writef(w, "reset the shell state of session %s\n", sanitize(args[0]))
 		},
 	})
 }

@@ -65,7 +65,7 @@ admin socket, so only this user outside every tool sandbox can make one.
 			return c.CreateToken(ctx, req)
 		},
 		write: func(w io.Writer, _ []string, t localapi.NewToken) error {
-			return printf(w, "%s\n  id:      %s\n  scopes:  %s\n  expires: %s\n  (shown only this once: warden keeps only its hash)\n",
+			return writef(w, "%s\n  id:      %s\n  scopes:  %s\n  expires: %s\n  (shown only this once: warden keeps only its hash)\n",
 				t.Token, t.ID, strings.Join(t.Scopes, ","), t.Expires.Local().Format(time.DateTime))
 		},
 	})
@@ -132,7 +132,7 @@ refused.
 			return map[string]int{"revoked": 1}, c.RevokeToken(ctx, args[0])
 		},
 		write: func(w io.Writer, args []string, _ map[string]int) error {
-			return printf(w, "revoked token %s\n", sanitize(args[0]))
+			return writef(w, "revoked token %s\n", sanitize(args[0]))
 		},
 	})
 }

@@ -78,9 +78,9 @@ func runHostVerb[T any](ctx context.Context, v hostVerb[T], state string, asJSON
 	return v.write(stdout, args, res)
 }
 
-// printf is fmt.Fprintf for a writer whose only news is its error: the
+// writef is fmt.Fprintf for a caller that wants only its error: the
 // last line of a command's output.
-func printf(w io.Writer, format string, a ...any) error {
+func writef(w io.Writer, format string, a ...any) error {
 	_, err := fmt.Fprintf(w, format, a...)
 	return err
 }
