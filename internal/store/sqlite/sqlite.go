@@ -8,8 +8,9 @@
 // Every write, including each audit append, is committed with
 // synchronous=FULL: a decision is on disk before AppendDecision returns
 // (DESIGN.md invariant 8). Writes that carry audit records go through
-// one committer goroutine that batches them (writer.go: group commit);
-// a request's state change and its audit record share one transaction.
+// one committer goroutine that batches them (sqldb.Committer: group
+// commit; SQLite's side in writer.go); a request's state change and its
+// audit record share one transaction.
 //
 // The store keeps the audit chain's head outside the database too (the
 // anchor: a sidecar file PATH.anchor, and any sinks in Options), checks
