@@ -190,6 +190,7 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	}
 	db := &DB{pool: pool, cfg: cfg, o: o}
 	db.Base = sqldb.NewBase(dialect, pgq{pool}, pgq{pool}, db.sqlTx, db.noteConn)
+	db.Base.SetRefuse(db.refuse)
 	fail := func(err error) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
@@ -316,6 +317,7 @@ func (db *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 var dialect = sqldb.Dialect{
 	Name:      "postgres",
 	ForUpdate: " FOR UPDATE",
+	Ord:       "ord",
 	Lock: func(ctx context.Context, tx sqldb.Q, key string) error {
 		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, key)
 		return err

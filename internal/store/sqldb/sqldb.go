@@ -49,6 +49,10 @@ type Dialect struct {
 	// Lock takes a transaction-scoped lock named key (PostgreSQL's
 	// advisory locks); nil where writes are serial anyway.
 	Lock func(ctx context.Context, tx Q, key string) error
+	// Ord is the column that orders a table's rows by insertion, to
+	// list rows created at one instant in the order they were added:
+	// SQLite's rowid, PostgreSQL's identity column ord.
+	Ord string
 }
 
 // Base is a backend's handles. The stores shared by both backends are
@@ -62,6 +66,9 @@ type Base struct {
 	// note turns a driver error into the store's (PostgreSQL notes an
 	// unreachable server as a fault); nil keeps errors as they are.
 	note func(error) error
+	// refuse says why the store takes no writes now (SetRefuse); nil
+	// while it takes them.
+	refuse func() error
 }
 
 // TxKind says what a transaction does.

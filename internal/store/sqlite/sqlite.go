@@ -231,7 +231,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: readers: %w", abs, err)
 	}
 	db.r = r
-	db.Base = sqldb.NewBase(sqldb.Dialect{Name: "sqlite"}, sqldb.Std(r), sqldb.Std(w), db.inTx, nil)
+	db.Base = sqldb.NewBase(sqldb.Dialect{Name: "sqlite", Ord: "rowid"}, sqldb.Std(r), sqldb.Std(w), db.inTx, nil)
 	lh, err := db.checkAnchors(ctx)
 	if err != nil {
 		r.Close()
@@ -263,7 +263,7 @@ func (db *DB) init(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, want wal (is the file system able to share memory maps?)", mode)
 	}
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := sqldb.LoadMigrations(migrationFiles, "migrations")
 	if err != nil {
 		return err
 	}

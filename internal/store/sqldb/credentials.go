@@ -1,7 +1,8 @@
-package postgres
+package sqldb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -12,7 +13,7 @@ import (
 
 const credentialCols = `id, kind, hash, name, scopes, parent, issued_by, remote, created, expires, used, revoked`
 
-func scanCredential(sc scanner) (store.Credential, error) {
+func scanCredential(sc codec.Scanner) (store.Credential, error) {
 	var (
 		c                store.Credential
 		kind, scopes     string
@@ -36,14 +37,14 @@ func scanCredential(sc scanner) (store.Credential, error) {
 }
 
 // AddCredential stores c (its hash, never a secret).
-func (db *DB) AddCredential(ctx context.Context, c store.Credential) error {
-	if err := db.addCredential(ctx, c); err != nil {
+func (b *Base) AddCredential(ctx context.Context, c store.Credential) error {
+	if err := b.addCredential(ctx, c); err != nil {
 		return fmt.Errorf("add credential %s: %w", c.ID, err)
 	}
 	return nil
 }
 
-func (db *DB) addCredential(ctx context.Context, c store.Credential) error {
+func (b *Base) addCredential(ctx context.Context, c store.Credential) error {
 	scopes, err := store.CheckCredential(c)
 	if err != nil {
 		return err
@@ -68,47 +69,43 @@ func (db *DB) addCredential(ctx context.Context, c store.Credential) error {
 	if err != nil {
 		return err
 	}
-	if err := db.refuse(); err != nil {
-		return err
-	}
-	_, err = db.pool.Exec(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+	_, err = b.exec(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, string(c.Kind), c.Hash, c.Name, sc, c.Parent, c.By, c.Remote, created, expires, used, revoked)
-	return db.noteConn(err)
+	return err
 }
 
 // CredentialByHash returns the credential of kind with hash, or
 // store.ErrNotFound.
-func (db *DB) CredentialByHash(ctx context.Context, kind store.CredentialKind, hash string) (store.Credential, error) {
-	c, err := scanCredential(db.pool.QueryRow(ctx, `SELECT `+credentialCols+` FROM credentials WHERE hash = $1 AND kind = $2`, hash, string(kind)))
-	if noRows(err) {
-		err = store.ErrNotFound
-	}
+func (b *Base) CredentialByHash(ctx context.Context, kind store.CredentialKind, hash string) (store.Credential, error) {
+	c, err := scanCredential(b.r.QueryRow(ctx, `SELECT `+credentialCols+` FROM credentials WHERE hash = ? AND kind = ?`, hash, string(kind)))
 	if err != nil {
-		return store.Credential{}, fmt.Errorf("get %s credential: %w", kind, db.noteConn(err))
+		return store.Credential{}, fmt.Errorf("get %s credential: %w", kind, b.note(notFound(err)))
 	}
 	return c, nil
 }
 
 // UseCredential marks a live credential used, once: one UPDATE … WHERE
-// used IS NULL, so of two hosts using one login link, one wins.
-func (db *DB) UseCredential(ctx context.Context, kind store.CredentialKind, hash string, at time.Time) (store.Credential, error) {
-	ts, err := codec.Time(at)
+// used IS NULL, so of two hosts (or two requests) using one login link,
+// one wins; the others get store.ErrCredentialSpent with the credential
+// as it is.
+func (b *Base) UseCredential(ctx context.Context, kind store.CredentialKind, hash string, at time.Time) (store.Credential, error) {
+	now, err := codec.Time(at)
 	if err != nil {
 		return store.Credential{}, fmt.Errorf("use %s credential: %w", kind, err)
 	}
-	if err := db.refuse(); err != nil {
+	if err := b.refused(); err != nil {
 		return store.Credential{}, err
 	}
-	c, err := scanCredential(db.pool.QueryRow(ctx, `UPDATE credentials SET used = $1
-		WHERE hash = $2 AND kind = $3 AND used IS NULL AND revoked IS NULL AND expires > $1
-		RETURNING `+credentialCols, ts, hash, string(kind)))
+	c, err := scanCredential(b.w.QueryRow(ctx, `UPDATE credentials SET used = ?
+		WHERE hash = ? AND kind = ? AND used IS NULL AND revoked IS NULL AND expires > ?
+		RETURNING `+credentialCols, now, hash, string(kind), now))
 	if err == nil {
 		return c, nil
 	}
-	if !noRows(err) {
-		return store.Credential{}, fmt.Errorf("use %s credential: %w", kind, db.noteConn(err))
+	if !errors.Is(err, sql.ErrNoRows) {
+		return store.Credential{}, fmt.Errorf("use %s credential: %w", kind, b.note(err))
 	}
-	cur, err := db.CredentialByHash(ctx, kind, hash)
+	cur, err := b.CredentialByHash(ctx, kind, hash)
 	if err != nil {
 		return store.Credential{}, fmt.Errorf("use %s credential: %w", kind, err)
 	}
@@ -116,20 +113,20 @@ func (db *DB) UseCredential(ctx context.Context, kind store.CredentialKind, hash
 }
 
 // ListCredentials lists the credentials of kind, oldest first.
-func (db *DB) ListCredentials(ctx context.Context, kind store.CredentialKind) ([]store.Credential, error) {
-	out, err := queryRows(ctx, db.pool, scanCredential, `SELECT `+credentialCols+` FROM credentials WHERE kind = $1 ORDER BY created, ord`, string(kind))
+func (b *Base) ListCredentials(ctx context.Context, kind store.CredentialKind) ([]store.Credential, error) {
+	out, err := QueryRows(ctx, b.r, scanCredential, `SELECT `+credentialCols+` FROM credentials WHERE kind = ? ORDER BY created, `+b.d.Ord, string(kind))
 	if err != nil {
-		return nil, fmt.Errorf("list %s credentials: %w", kind, db.noteConn(err))
+		return nil, fmt.Errorf("list %s credentials: %w", kind, b.note(err))
 	}
 	return out, nil
 }
 
 // RevokeCredential revokes credential id of kind; a second revocation
 // keeps the first time.
-func (db *DB) RevokeCredential(ctx context.Context, kind store.CredentialKind, id string, at time.Time) error {
-	ts, err := codec.Time(at)
+func (b *Base) RevokeCredential(ctx context.Context, kind store.CredentialKind, id string, at time.Time) error {
+	now, err := codec.Time(at)
 	if err == nil {
-		err = db.exec1(ctx, `UPDATE credentials SET revoked = coalesce(revoked, $1) WHERE id = $2 AND kind = $3`, ts, id, string(kind))
+		err = b.exec1(ctx, `UPDATE credentials SET revoked = coalesce(revoked, ?) WHERE id = ? AND kind = ?`, now, id, string(kind))
 	}
 	if err != nil {
 		return fmt.Errorf("revoke %s credential %s: %w", kind, id, err)
@@ -138,39 +135,27 @@ func (db *DB) RevokeCredential(ctx context.Context, kind store.CredentialKind, i
 }
 
 // RevokeCredentials revokes every unrevoked credential of kind.
-func (db *DB) RevokeCredentials(ctx context.Context, kind store.CredentialKind, at time.Time) (int, error) {
-	ts, err := codec.Time(at)
+func (b *Base) RevokeCredentials(ctx context.Context, kind store.CredentialKind, at time.Time) (int, error) {
+	now, err := codec.Time(at)
 	if err != nil {
 		return 0, fmt.Errorf("revoke %s credentials: %w", kind, err)
 	}
-	n, err := db.execN(ctx, `UPDATE credentials SET revoked = $1 WHERE kind = $2 AND revoked IS NULL`, ts, string(kind))
+	n, err := b.exec(ctx, `UPDATE credentials SET revoked = ? WHERE kind = ? AND revoked IS NULL`, now, string(kind))
 	if err != nil {
 		return 0, fmt.Errorf("revoke %s credentials: %w", kind, err)
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // PurgeCredentials deletes the credentials that expired before before.
-func (db *DB) PurgeCredentials(ctx context.Context, before time.Time) (int, error) {
-	ts, err := codec.Time(before)
+func (b *Base) PurgeCredentials(ctx context.Context, before time.Time) (int, error) {
+	t, err := codec.Time(before)
 	if err != nil {
 		return 0, fmt.Errorf("purge credentials: %w", err)
 	}
-	n, err := db.execN(ctx, `DELETE FROM credentials WHERE expires < $1`, ts)
+	n, err := b.exec(ctx, `DELETE FROM credentials WHERE expires < ?`, t)
 	if err != nil {
 		return 0, fmt.Errorf("purge credentials: %w", err)
 	}
-	return n, nil
-}
-
-// execN runs a write and returns how many rows it touched.
-func (db *DB) execN(ctx context.Context, sql string, args ...any) (int, error) {
-	if err := db.refuse(); err != nil {
-		return 0, err
-	}
-	tag, err := db.pool.Exec(ctx, sql, args...)
-	if err != nil {
-		return 0, db.noteConn(err)
-	}
-	return int(tag.RowsAffected()), nil
+	return int(n), nil
 }
