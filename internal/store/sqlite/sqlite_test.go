@@ -60,42 +60,18 @@ func (db tamperDB) RewriteDecision(ctx context.Context, d store.Decision) error 
 	if err := db.dropTriggers(ctx); err != nil {
 		return err
 	}
-	at, err := encTime(d.Time)
-	if err != nil {
-		return err
-	}
-	classes, err := encJSON("classes", d.Classes)
-	if err != nil {
-		return err
-	}
-	var owner any
-	if d.Owner != nil {
-		owner = string(d.Owner)
-	}
-	res, err := db.w.ExecContext(ctx, `UPDATE audit SET time = ?, session = ?, owner = ?, owner_text = ?, kind = ?,
-		payload = ?, payload_hash = ?, classes = ?, verdict = ?, rule = ?, request_id = ?, answered_by = ?,
-		surface = ?, reason = ?, sandbox = ?, prev = ?, hash = ? WHERE seq = ?`,
-		at, d.Session, owner, d.OwnerText, string(d.Kind), d.Payload, d.PayloadHash, classes, d.Verdict, d.Rule,
-		d.RequestID, d.By, d.Surface, d.Reason, d.Sandbox, d.Prev, d.Hash, d.Seq)
-	if err != nil {
-		return err
-	}
-	return oneRow(res)
+	return storetest.RewriteAudit(ctx, sqldb.Std(db.w), d)
 }
 
 func (db tamperDB) DeleteDecision(ctx context.Context, seq int64) error {
 	if err := db.dropTriggers(ctx); err != nil {
 		return err
 	}
-	res, err := db.w.ExecContext(ctx, `DELETE FROM audit WHERE seq = ?`, seq)
-	if err != nil {
-		return err
-	}
-	return oneRow(res)
+	return storetest.DeleteAudit(ctx, sqldb.Std(db.w), seq)
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return tamperDB{openTest(t)} })
+	storetest.RunBackend(t, func(t *testing.T) storetest.Backend { return tamperDB{openTest(t)} })
 }
 
 func TestOpenFileModes(t *testing.T) {
@@ -379,10 +355,6 @@ func TestAppendIsVisibleToAnotherHandle(t *testing.T) {
 	if n, err := a.VerifyChain(t.Context()); n != 4 || err != nil {
 		t.Errorf("VerifyChain = %d, %v; want 4, nil", n, err)
 	}
-}
-
-func TestConversationsConformance(t *testing.T) {
-	storetest.RunConversations(t, func(t *testing.T) store.Conversations { return openClosed(t) })
 }
 
 // TestRebuildKeepsReferencingRows: 0005 rebuilds cron_jobs to widen its
