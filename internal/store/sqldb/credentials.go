@@ -49,24 +49,12 @@ func (b *Base) addCredential(ctx context.Context, c store.Credential) error {
 	if err != nil {
 		return err
 	}
-	sc, err := codec.JSON("scopes", scopes)
-	if err != nil {
-		return err
-	}
-	created, err := codec.Time(c.Created)
-	if err != nil {
-		return err
-	}
-	expires, err := codec.Time(c.Expires)
-	if err != nil {
-		return err
-	}
-	used, err := codec.OptTime(c.Used)
-	if err != nil {
-		return err
-	}
-	revoked, err := codec.OptTime(c.Revoked)
-	if err != nil {
+	sc, err1 := codec.JSON("scopes", scopes)
+	created, err2 := codec.Time(c.Created)
+	expires, err3 := codec.Time(c.Expires)
+	used, err4 := codec.OptTime(c.Used)
+	revoked, err5 := codec.OptTime(c.Revoked)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return err
 	}
 	_, err = b.exec(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

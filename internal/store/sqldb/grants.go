@@ -44,15 +44,12 @@ func (b *Base) addGrant(ctx context.Context, g grant.Grant) error {
 	if err := store.CheckGrant(g); err != nil {
 		return err
 	}
-	created, err := codec.Time(g.Created)
-	if err != nil {
+	created, err1 := codec.Time(g.Created)
+	expires, err2 := codec.OptTime(g.Expires)
+	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	expires, err := codec.OptTime(g.Expires)
-	if err != nil {
-		return err
-	}
-	_, err = b.exec(ctx, `INSERT INTO grants (`+grantCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := b.exec(ctx, `INSERT INTO grants (`+grantCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		g.ID, string(g.Scope), g.Session, string(g.Grain), g.Pattern, g.By, g.Surface, created, expires)
 	return err
 }

@@ -23,16 +23,10 @@ func SessionArgs(s store.SessionRow) ([]any, error) {
 	if s.Key == "" {
 		return nil, errors.New("empty key")
 	}
-	owner, err := codec.Raw("owner", s.Owner)
-	if err != nil {
-		return nil, err
-	}
-	created, err := codec.Time(s.Created)
-	if err != nil {
-		return nil, err
-	}
-	ended, err := codec.OptTime(s.Ended)
-	if err != nil {
+	owner, err1 := codec.Raw("owner", s.Owner)
+	created, err2 := codec.Time(s.Created)
+	ended, err3 := codec.OptTime(s.Ended)
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, err
 	}
 	return []any{s.Key, owner, s.OwnerText, s.Yolo, created, ended}, nil
