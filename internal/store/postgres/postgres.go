@@ -178,6 +178,7 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 		DurableHeads: true, Mine: "this host's last view of the log",
 	})
 	db.Base = sqldb.NewBase(dialect, pgq{pool}, pgq{pool}, db.sqlTx, db.noteConn, db.c)
+	db.Base.SetRefuse(db.refuse)
 	fail := func(err error) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)

@@ -68,6 +68,9 @@ type Base struct {
 	note func(error) error
 	// c runs the audited writes (writer.go).
 	c *Committer
+	// refuse says why the store takes no writes now (SetRefuse); nil
+	// while it takes them.
+	refuse func() error
 }
 
 // TxKind says what a transaction does.

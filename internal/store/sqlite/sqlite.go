@@ -249,7 +249,7 @@ func (db *DB) init(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, want wal (is the file system able to share memory maps?)", mode)
 	}
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := sqldb.LoadMigrations(migrationFiles, "migrations")
 	if err != nil {
 		return err
 	}
