@@ -13,26 +13,21 @@ import (
 // at connect time: LOCAL_PEERCRED (a struct xucred: uid and groups) and
 // LOCAL_PEERPID (its pid).
 func PeerCred(c *net.UnixConn) (Cred, error) {
-	raw, err := c.SyscallConn()
+	var (
+		x   *unix.Xucred
+		pid int
+	)
+	err := sockopt(c, func(fd int) (err error) {
+		if x, err = unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED); err != nil {
+			return fmt.Errorf("LOCAL_PEERCRED: %w", err)
+		}
+		if pid, err = unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID); err != nil {
+			return fmt.Errorf("LOCAL_PEERPID: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return Cred{}, fmt.Errorf("peer credentials: %w", err)
-	}
-	var (
-		x        *unix.Xucred
-		pid      int
-		xerr, pe error
-	)
-	if err := raw.Control(func(fd uintptr) {
-		x, xerr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
-		pid, pe = unix.GetsockoptInt(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERPID)
-	}); err != nil {
-		return Cred{}, fmt.Errorf("peer credentials: %w", err)
-	}
-	switch {
-	case xerr != nil:
-		return Cred{}, fmt.Errorf("peer credentials: LOCAL_PEERCRED: %w", xerr)
-	case pe != nil:
-		return Cred{}, fmt.Errorf("peer credentials: LOCAL_PEERPID: %w", pe)
 	}
 	cred, err := parseXucred(unsafe.Slice((*byte)(unsafe.Pointer(x)), unsafe.Sizeof(*x)), int32(pid))
 	if err != nil {

@@ -11,21 +11,15 @@ import (
 
 // PeerCred reads SO_PEERCRED from c.
 func PeerCred(c *net.UnixConn) (Cred, error) {
-	raw, err := c.SyscallConn()
+	var cred *syscall.Ucred
+	err := sockopt(c, func(fd int) (err error) {
+		if cred, err = syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED); err != nil {
+			return fmt.Errorf("SO_PEERCRED: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return Cred{}, fmt.Errorf("peer credentials: %w", err)
-	}
-	var (
-		cred *syscall.Ucred
-		cerr error
-	)
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return Cred{}, fmt.Errorf("peer credentials: %w", err)
-	}
-	if cerr != nil {
-		return Cred{}, fmt.Errorf("peer credentials: SO_PEERCRED: %w", cerr)
 	}
 	return Cred{PID: int(cred.Pid), UID: int(cred.Uid), GID: int(cred.Gid)}, nil
 }
@@ -48,24 +42,16 @@ type Pidfd struct{ fd int }
 // PeerPidfd returns a handle on c's peer process (SO_PEERPIDFD). Close
 // it when done.
 func PeerPidfd(c *net.UnixConn) (*Pidfd, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("peer pidfd: %w", err)
-	}
-	var (
-		fd   int
-		ferr error
-	)
-	if err := raw.Control(func(s uintptr) {
-		fd, ferr = unix.GetsockoptInt(int(s), unix.SOL_SOCKET, soPeerPidfd)
-	}); err != nil {
-		return nil, fmt.Errorf("peer pidfd: %w", err)
-	}
-	if errors.Is(ferr, unix.ENOPROTOOPT) {
+	var fd int
+	err := sockopt(c, func(s int) (err error) {
+		fd, err = unix.GetsockoptInt(s, unix.SOL_SOCKET, soPeerPidfd)
+		return err
+	})
+	if errors.Is(err, unix.ENOPROTOOPT) {
 		return nil, ErrNoPidfd
 	}
-	if ferr != nil {
-		return nil, fmt.Errorf("peer pidfd: %w", ferr)
+	if err != nil {
+		return nil, fmt.Errorf("peer pidfd: %w", err)
 	}
 	unix.CloseOnExec(fd)
 	return &Pidfd{fd: fd}, nil

@@ -2,11 +2,7 @@ package archtest
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -15,17 +11,9 @@ import (
 // nil Env inherits warden's whole environment, the bug class invariant 3
 // exists to kill.
 func TestInvariant03_NoInheritedEnvironment(t *testing.T) {
-	fset := token.NewFileSet()
 	found := 0
-	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return err
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		for _, decl := range f.Decls {
+	walkSource(t, "..", false, func(f goFile) {
+		for _, decl := range f.File.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
 				continue
@@ -52,15 +40,11 @@ func TestInvariant03_NoInheritedEnvironment(t *testing.T) {
 			found += len(calls)
 			if len(calls) > 0 && !setsEnv {
 				for _, c := range calls {
-					t.Errorf("%s: exec.Cmd built without setting Env in %s", fset.Position(c), fn.Name.Name)
+					t.Errorf("%s: exec.Cmd built without setting Env in %s", f.Fset.Position(c), fn.Name.Name)
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if found == 0 {
 		t.Fatal("no exec.Command call found: the scan is broken")
 	}

@@ -2,11 +2,7 @@ package archtest
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -18,27 +14,13 @@ import (
 func TestOnlyAdapterImportsOpenAI(t *testing.T) {
 	root := ".."
 	allowed := filepath.Join(root, "llm", "openai")
-	checked := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return err
-		}
-		checked++
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
+	checked := walkImports(t, root, true, func(path string, imports []string) {
+		for _, p := range imports {
 			if strings.HasPrefix(p, "github.com/openai/") && filepath.Dir(path) != allowed {
 				t.Errorf("%s imports %s; only internal/llm/openai may", path, p)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if checked == 0 {
 		t.Fatal("no source files checked")
 	}
@@ -64,23 +46,12 @@ func TestAgentsNoEnvironment(t *testing.T) {
 	}
 }
 
+// checkNoEnvironment fails on a use of the process environment (os or
+// syscall Getenv, Environ, Setenv, …) in the package in dir.
 func checkNoEnvironment(t *testing.T, dir string) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		checked++
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
+	packageGo(t, dir, func(f goFile) {
+		ast.Inspect(f.File, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
 				return true
@@ -88,13 +59,10 @@ func checkNoEnvironment(t *testing.T, dir string) {
 			if x, ok := sel.X.(*ast.Ident); ok && (x.Name == "os" || x.Name == "syscall") {
 				switch sel.Sel.Name {
 				case "Getenv", "LookupEnv", "Environ", "ExpandEnv", "Setenv", "Unsetenv", "Clearenv":
-					t.Errorf("%s: %s.%s", name, x.Name, sel.Sel.Name)
+					t.Errorf("%s: %s.%s", f.Path, x.Name, sel.Sel.Name)
 				}
 			}
 			return true
 		})
-	}
-	if checked == 0 {
-		t.Fatalf("no source files in %s", dir)
-	}
+	})
 }

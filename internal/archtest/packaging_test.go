@@ -39,6 +39,37 @@ func releaseFlags(t *testing.T) (flags []string, ldflags string) {
 	return strings.Fields(string(m[1])), string(m[2])
 }
 
+// linuxRelease returns the release flags (releaseFlags) to a test that
+// builds release binaries and reads them as Linux ELF files; it skips the
+// test with -short and on other systems.
+func linuxRelease(t *testing.T) (flags []string, ldflags string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds release binaries")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("reads a Linux ELF binary")
+	}
+	return releaseFlags(t)
+}
+
+// goBuild builds pkg to out as the release does: with CGO_ENABLED=0,
+// flags and, unless it is empty, ldflags (empty keeps the symbols).
+func goBuild(t *testing.T, out, pkg string, flags []string, ldflags string) {
+	t.Helper()
+	args := append([]string{"build"}, flags...)
+	if ldflags != "" {
+		args = append(args, "-ldflags="+ldflags)
+	}
+	args = append(args, "-o", out, pkg)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // the go tool needs its own environment (GOPATH, GOCACHE, …)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+}
+
 // TestPackagingFlagsAgree keeps the release builds alike: the
 // Dockerfile's lines and .goreleaser.yaml name the same environment,
 // flags and ldflags, and GoReleaser builds linux and darwin on amd64 and
@@ -99,22 +130,9 @@ func TestPackagingFlagsAgree(t *testing.T) {
 // what the distroless image relies on: a static binary (no ELF
 // interpreter, so no libc needed), stripped, that runs.
 func TestReleaseBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the release binary")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("checks a Linux ELF binary")
-	}
-	flags, ldflags := releaseFlags(t)
+	flags, ldflags := linuxRelease(t)
 	out := filepath.Join(t.TempDir(), "warden")
-	args := append([]string{"build"}, flags...)
-	args = append(args, "-ldflags="+ldflags, "-o", out, "./cmd/warden")
-	cmd := exec.Command("go", args...)
-	cmd.Dir = "../.."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // the go tool needs its own environment (GOPATH, GOCACHE, …)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
+	goBuild(t, out, "./cmd/warden", flags, ldflags)
 	f, err := elf.Open(out)
 	if err != nil {
 		t.Fatal(err)

@@ -5,9 +5,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -22,28 +20,8 @@ import (
 //
 //	go test ./internal/archtest -run TestReleaseSize -v
 func TestReleaseSize(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the release binaries")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("reads a Linux ELF binary")
-	}
-	flags, ldflags := releaseFlags(t)
+	flags, ldflags := linuxRelease(t)
 	dir := t.TempDir()
-	goBuild := func(out, pkg string, release bool) {
-		t.Helper()
-		args := append([]string{"build"}, flags...)
-		if release {
-			args = append(args, "-ldflags="+ldflags)
-		}
-		args = append(args, "-o", out, pkg)
-		cmd := exec.Command("go", args...)
-		cmd.Dir = "../.."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // the go tool needs its own environment (GOPATH, GOCACHE, …)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-		}
-	}
 	// Budgets: the sizes when they were set (docs/performance.md), with
 	// room to grow a little; warden's was raised from 52 to 56 MiB when
 	// the PostgreSQL store (pgx) and the Prometheus metrics landed (+5 MB).
@@ -52,7 +30,7 @@ func TestReleaseSize(t *testing.T) {
 		budget int64
 	}{{"./cmd/warden", 56 << 20}, {"./cmd/warden-hook", 9 << 20}} {
 		out := filepath.Join(dir, filepath.Base(c.pkg))
-		goBuild(out, c.pkg, true)
+		goBuild(t, out, c.pkg, flags, ldflags)
 		st, err := os.Stat(out)
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +41,7 @@ func TestReleaseSize(t *testing.T) {
 		}
 	}
 	sym := filepath.Join(dir, "warden.sym")
-	goBuild(sym, "./cmd/warden", false)
+	goBuild(t, sym, "./cmd/warden", flags, "")
 	sizes, err := moduleSizes(sym)
 	if err != nil {
 		t.Fatal(err)

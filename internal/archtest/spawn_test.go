@@ -2,11 +2,7 @@ package archtest
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,54 +22,36 @@ import (
 // shell, the hook's own payload) and never anything for an agent.
 func TestOneWayToStartAProcess(t *testing.T) {
 	banned := map[string]bool{"os.StartProcess": true, "syscall.ForkExec": true, "syscall.StartProcess": true, "syscall.Exec": true}
-	fset := token.NewFileSet()
 	sandboxed := 0
-	err := filepath.WalkDir(filepath.Join("..", ".."), func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != filepath.Join("..", "..") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		slash := filepath.ToSlash(path)
+	walkSource(t, filepath.Join("..", ".."), false, func(f goFile) {
+		slash := filepath.ToSlash(f.Path)
 		if strings.HasPrefix(slash, "../../internal/cli/") || strings.HasPrefix(slash, "../../internal/testfs/") || strings.HasPrefix(slash, "../../internal/hookrun/") {
-			return nil
+			return
 		}
 		inSandbox := strings.HasPrefix(slash, "../../internal/sandbox/")
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == "os/exec" {
+		for _, p := range f.imports() {
+			if p == "os/exec" {
 				if inSandbox {
 					sandboxed++
 				} else {
-					t.Errorf("%s imports os/exec: start processes through internal/sandbox", path)
+					t.Errorf("%s imports os/exec: start processes through internal/sandbox", f.Path)
 				}
 			}
 		}
 		if inSandbox {
-			return nil
+			return
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
+		ast.Inspect(f.File, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
 				return true
 			}
 			if id, ok := sel.X.(*ast.Ident); ok && banned[id.Name+"."+sel.Sel.Name] {
-				t.Errorf("%s: %s.%s: start processes through internal/sandbox", fset.Position(sel.Pos()), id.Name, sel.Sel.Name)
+				t.Errorf("%s: %s.%s: start processes through internal/sandbox", f.Fset.Position(sel.Pos()), id.Name, sel.Sel.Name)
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if sandboxed == 0 {
 		t.Fatal("internal/sandbox does not import os/exec: the scan is broken")
 	}

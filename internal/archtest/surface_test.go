@@ -1,11 +1,7 @@
 package archtest
 
 import (
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -27,27 +23,15 @@ func TestChatSurfacesTalkToTheHostOnly(t *testing.T) {
 		dir := filepath.Join("..", p)
 		t.Run(p, func(t *testing.T) {
 			checkNoEnvironment(t, dir)
-			files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, name := range files {
-				if strings.HasSuffix(name, "_test.go") {
-					continue
-				}
-				f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, imp := range f.Imports {
-					path, _ := strconv.Unquote(imp.Path.Value)
+			packageGo(t, dir, func(f goFile) {
+				for _, path := range f.imports() {
 					for _, b := range banned {
 						if path == "github.com/wardenhq/warden/"+b {
-							t.Errorf("%s imports %s: surfaces talk to the host through internal/surface only", name, path)
+							t.Errorf("%s imports %s: surfaces talk to the host through internal/surface only", f.Path, path)
 						}
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -63,30 +47,16 @@ func TestChatClientsStayInTheirAdapters(t *testing.T) {
 		"github.com/go-telegram-bot-api/telegram-bot-api/v5": filepath.Join("surface", "telegram"),
 	}
 	root := ".."
-	checked := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return err
-		}
-		checked++
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
+	checked := walkImports(t, root, true, func(path string, imports []string) {
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
+		for _, p := range imports {
 			for lib, owner := range owners {
 				if (p == lib || strings.HasPrefix(p, lib+"/")) && rel != owner {
 					t.Errorf("%s imports %s; only internal/%s may", path, p, owner)
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if checked == 0 {
 		t.Fatal("no source files checked")
 	}

@@ -1,11 +1,7 @@
 package archtest
 
 import (
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,36 +28,18 @@ func testSupport(p string) bool {
 // another.
 func TestTestSupportOnlyInTests(t *testing.T) {
 	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
 	checked := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	walkImports(t, root, false, func(p string, imports []string) {
 		if testSupport(module + "/" + filepath.ToSlash(filepath.Dir(p[len(root)+1:]))) {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
+			return
 		}
 		checked++
-		for _, imp := range f.Imports {
-			if ip, _ := strconv.Unquote(imp.Path.Value); testSupport(ip) {
+		for _, ip := range imports {
+			if testSupport(ip) {
 				t.Errorf("%s imports the test-support package %s", p, ip)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A walk that finds (almost) nothing would pass vacuously.
 	if checked < 100 {
 		t.Fatalf("only %d product files checked: the walk is broken", checked)

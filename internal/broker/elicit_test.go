@@ -138,6 +138,21 @@ type prompter struct {
 	asked chan string
 }
 
+// promptedOwner is a CLI owner in session whose channel is a prompter
+// that answers b's questions; asked holds up to n question ids.
+func promptedOwner(t *testing.T, b *Broker, session string, n int) (*prompter, owner.Owner) {
+	t.Helper()
+	p := &prompter{b: b, asked: make(chan string, n)}
+	o, err := owner.CLI().WithSession(session)
+	if err == nil {
+		o, err = o.WithChannel(p)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, o
+}
+
 func (p *prompter) Surface() string { return "terminal" }
 
 func (p *prompter) Prompt(ctx context.Context, r store.Request) {
@@ -156,14 +171,7 @@ func (p *prompter) Prompt(ctx context.Context, r store.Request) {
 // its answer ends the Ask.
 func TestPrompterAsksItsOwnQuestions(t *testing.T) {
 	b := newBroker(t, openDB(t), time.Minute)
-	p := &prompter{b: b, asked: make(chan string, 2)}
-	o, err := owner.CLI().WithSession("chat-1")
-	if err == nil {
-		o, err = o.WithChannel(p)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, o := promptedOwner(t, b, "chat-1", 2)
 	for _, q := range []Question{
 		{Owner: o, Action: rm, Rule: "ask", Analysis: rmAnalysis},
 		elicitQuestion(o),
@@ -184,14 +192,7 @@ func TestPrompterAsksItsOwnQuestions(t *testing.T) {
 // nothing is asked at all (invariant 9).
 func TestNotifyingKeepsTheChannel(t *testing.T) {
 	b := newBroker(t, openDB(t), time.Minute)
-	p := &prompter{b: b, asked: make(chan string, 1)}
-	o, err := owner.CLI().WithSession("chat-2")
-	if err == nil {
-		o, err = o.WithChannel(p)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, o := promptedOwner(t, b, "chat-2", 1)
 	var heard []string
 	n := Notifying(o, func(r store.Request) {
 		if len(p.asked) != 0 {

@@ -20,13 +20,8 @@ import (
 
 type jsEval struct {
 	*state
+	codeNames
 	scopes []map[string]*value
-	// locals are the names of functions and methods the code defines.
-	locals map[string]bool
-	// assigned counts the places each name is assigned (see pyEval).
-	assigned map[string]int
-	// seen and prior: as in pyEval.
-	seen, prior map[string][]*value
 }
 
 func analyzeJS(src string) Result {
@@ -41,18 +36,17 @@ func runJS(s *state, src string) {
 		s.incomplete("javascript that could not be read: %v", firstLine(err.Error()))
 		return
 	}
-	locals, assigned := map[string]bool{}, map[string]int{}
-	collectJSDefs(prog, locals)
-	countJSAssigned(prog, assigned)
+	names := codeNames{locals: map[string]bool{}, assigned: map[string]int{}}
+	collectJSDefs(prog, names.locals)
+	countJSAssigned(prog, names.assigned)
 	if astDepth(reflect.ValueOf(prog), 0) > maxVisit {
 		s.incomplete("javascript nested too deep")
 		return
 	}
-	// Two walks, as for Python.
-	first := &jsEval{state: &state{lang: Node, nest: s.nest, learning: true}, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
-	first.program(prog)
-	e := &jsEval{state: s, scopes: []map[string]*value{{}}, locals: locals, assigned: assigned, prior: first.seen}
-	e.program(prog)
+	walkTwice(s, Node, names, func(s *state, names codeNames) {
+		e := &jsEval{state: s, codeNames: names, scopes: []map[string]*value{{}}}
+		e.program(prog)
+	})
 }
 
 func (e *jsEval) program(prog *ast.Program) {
@@ -370,8 +364,7 @@ func (e *jsEval) assign(t ast.Expression, v *value) {
 	case *ast.DotExpression:
 		base := e.expr(t.Left)
 		name := t.Identifier.Name.String()
-		if base.k == kFunc && base.qual == "process.env" {
-			e.command("export " + e.word(concat(str(name+"="), v.asStr())))
+		if e.envAssign(base, "process.env", str(name), v) {
 			return
 		}
 		if base.k == kMod || base.k == kFunc {
@@ -381,8 +374,7 @@ func (e *jsEval) assign(t ast.Expression, v *value) {
 	case *ast.BracketExpression:
 		base := e.expr(t.Left)
 		idx := e.expr(t.Member)
-		if base.k == kFunc && base.qual == "process.env" {
-			e.command("export " + e.word(concat(idx.asStr(), str("="), v.asStr())))
+		if e.envAssign(base, "process.env", idx, v) {
 			return
 		}
 		if base.k == kMod || base.k == kFunc {
@@ -451,23 +443,7 @@ func (e *jsEval) class(c *ast.ClassLiteral) *value {
 
 // use checks a value handed on where it is not followed.
 func (e *jsEval) use(v *value) {
-	if v == nil {
-		return
-	}
-	switch v.k {
-	case kFunc:
-		if !strings.HasPrefix(v.qual, "data.") && jsCategory(v.qual) != catHarmless {
-			e.incomplete("%s is passed on as a value", v.qual)
-		}
-	case kMod:
-		if !jsHarmlessModule[v.qual] {
-			e.incomplete("module %s is passed on as a value", v.qual)
-		}
-	case kList, kDict:
-		for _, x := range v.elems {
-			e.use(x)
-		}
-	}
+	e.handedOn(v, jsCategory, func(m string) bool { return jsHarmlessModule[m] })
 }
 
 // walk evaluates every expression and statement inside a node it has
@@ -680,21 +656,7 @@ func (e *jsEval) expr(x ast.Expression) *value {
 		}
 		return last
 	case *ast.ArrayLiteral:
-		out := &value{k: kList}
-		for _, el := range x.Value {
-			if sp, ok := el.(*ast.SpreadElement); ok {
-				v := e.expr(sp.Expression)
-				if v.k == kList {
-					out.elems = append(out.elems, v.elems...)
-				} else {
-					e.use(v)
-					out.elems = append(out.elems, vData)
-				}
-				continue
-			}
-			out.elems = append(out.elems, e.expr(el))
-		}
-		return out
+		return &value{k: kList, elems: e.spread(x.Value)}
 	case *ast.ObjectLiteral:
 		out := &value{k: kDict}
 		for _, p := range x.Value {
@@ -829,22 +791,30 @@ func (e *jsEval) member(base *value, name string) *value {
 	return &value{k: kFunc, qual: "data." + name, fields: map[string]*value{"self": base}}
 }
 
-func (e *jsEval) call(callee ast.Expression, argList []ast.Expression, isNew bool) *value {
-	f := e.expr(callee)
-	c := &call{kw: map[string]*value{}}
-	for _, a := range argList {
-		if sp, ok := a.(*ast.SpreadElement); ok {
+// spread evaluates the elements of an array literal or the arguments of
+// a call: a spread list (...xs) stands for its elements, a spread of
+// anything else for one element of data (the value is handed on).
+func (e *jsEval) spread(list []ast.Expression) []*value {
+	var out []*value
+	for _, el := range list {
+		if sp, ok := el.(*ast.SpreadElement); ok {
 			v := e.expr(sp.Expression)
 			if v.k == kList {
-				c.args = append(c.args, v.elems...)
+				out = append(out, v.elems...)
 			} else {
 				e.use(v)
-				c.args = append(c.args, vData)
+				out = append(out, vData)
 			}
 			continue
 		}
-		c.args = append(c.args, e.expr(a))
+		out = append(out, e.expr(el))
 	}
+	return out
+}
+
+func (e *jsEval) call(callee ast.Expression, argList []ast.Expression, isNew bool) *value {
+	f := e.expr(callee)
+	c := &call{kw: map[string]*value{}, args: e.spread(argList)}
 	switch f.k {
 	case kUnknown:
 		return vUnknown
@@ -934,19 +904,13 @@ func (e *jsEval) call(callee ast.Expression, argList []ast.Expression, isNew boo
 }
 
 func (e *jsEval) dataMethod(c *call) *value {
-	m := strings.TrimPrefix(c.name, "data.")
-	self := c.self
-	for _, a := range c.args {
+	m, self, v := e.dataReceiver(c, jsDataMethods, func(a *value) {
 		if a.k != kLocal {
 			e.use(a)
 		}
-	}
-	if !jsDataMethods[m] {
-		e.incomplete("method .%s, whose effects are not known", m)
-		return vUnknown
-	}
-	if self == nil {
-		return vData
+	})
+	if v != nil {
+		return v
 	}
 	switch m {
 	case "toString":
@@ -964,14 +928,7 @@ func (e *jsEval) dataMethod(c *call) *value {
 				}
 				sep = s
 			}
-			var parts []*value
-			for i, x := range self.elems {
-				if i > 0 {
-					parts = append(parts, str(sep))
-				}
-				parts = append(parts, x)
-			}
-			return concat(parts...)
+			return joined(self.elems, sep)
 		}
 	case "split":
 		if s, ok := self.known(); ok && len(c.args) > 0 {
@@ -993,14 +950,11 @@ func (e *jsEval) dataMethod(c *call) *value {
 			return out
 		}
 	case "replace", "replaceAll":
-		s, ok1 := self.known()
-		a, ok2 := c.arg(0, "").known()
-		b, ok3 := c.arg(1, "").known()
-		if ok1 && ok2 && ok3 {
+		if k, ok := knownAll(self, c.arg(0, ""), c.arg(1, "")); ok {
 			if m == "replace" {
-				return str(strings.Replace(s, a, b, 1))
+				return str(strings.Replace(k[0], k[1], k[2], 1))
 			}
-			return str(strings.ReplaceAll(s, a, b))
+			return str(strings.ReplaceAll(k[0], k[1], k[2]))
 		}
 		return dynStr()
 	case "toUpperCase", "toLowerCase", "trim", "concat":

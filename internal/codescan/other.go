@@ -667,39 +667,16 @@ func unescapeSingle(s string) string {
 // a variable is a run-time part; escapes are decoded as in C.
 func sigilInterp(sigils string) func(string) *value {
 	return func(body string) *value {
-		var parts []*value
-		var lit strings.Builder
-		for i := 0; i < len(body); i++ {
-			c := body[i]
-			switch {
-			case c == '\\' && i+1 < len(body):
-				i++
-				switch body[i] {
-				case 'n':
-					lit.WriteByte('\n')
-				case 't':
-					lit.WriteByte('\t')
-				case 'x', 'u', '0', 'e', 'c', 'N':
-					// Encoded characters: not decoded here.
-					parts = append(parts, str(lit.String()), dynStr())
-					lit.Reset()
-				default:
-					lit.WriteByte(body[i])
-				}
-			case strings.IndexByte(sigils, c) >= 0 && i+1 < len(body) && (isWordByte(body[i+1]) || body[i+1] == '{' || body[i+1] == '('):
-				parts = append(parts, str(lit.String()), dynStr())
-				lit.Reset()
-				j := i + 1
-				for j < len(body) && (isWordByte(body[j]) || strings.IndexByte("{}()[]->:", body[j]) >= 0) {
-					j++
-				}
-				i = j - 1
-			default:
-				lit.WriteByte(c)
+		return interpolated(body, "xu0ecN", func(body string, i int) (int, bool, bool) {
+			if strings.IndexByte(sigils, body[i]) < 0 || i+1 >= len(body) || !isWordByte(body[i+1]) && body[i+1] != '{' && body[i+1] != '(' {
+				return 0, false, false
 			}
-		}
-		parts = append(parts, str(lit.String()))
-		return concat(parts...)
+			j := i + 1
+			for j < len(body) && (isWordByte(body[j]) || strings.IndexByte("{}()[]->:", body[j]) >= 0) {
+				j++
+			}
+			return j - 1, true, false
+		})
 	}
 }
 
@@ -707,32 +684,52 @@ func rubyInterp(body string) *value {
 	if !strings.Contains(body, "#{") && !strings.Contains(body, `\`) {
 		return str(body)
 	}
+	return interpolated(body, "xu0e", func(body string, i int) (int, bool, bool) {
+		if body[i] != '#' || i+1 >= len(body) || body[i+1] != '{' {
+			return 0, false, false
+		}
+		end := matchDelim(body[i+2:], '{', '}')
+		if end < 0 {
+			return 0, false, true
+		}
+		return i + 2 + end, true, false
+	})
+}
+
+// interpolated reads the body of a double-quoted string that
+// interpolates. \n and \t are decoded; an escaped letter of encoded
+// (\x41, \u…) is a run-time part, not decoded here; any other escaped
+// byte stands for itself. hole reports an interpolation at body[i] and
+// the index of its last byte (a run-time part), or that it never ends
+// (broken: the whole string is a run-time value).
+func interpolated(body, encoded string, hole func(body string, i int) (last int, ok, broken bool)) *value {
 	var parts []*value
 	var lit strings.Builder
 	for i := 0; i < len(body); i++ {
 		c := body[i]
-		switch {
-		case c == '\\' && i+1 < len(body):
+		if c == '\\' && i+1 < len(body) {
 			i++
-			switch body[i] {
-			case 'n':
+			switch e := body[i]; {
+			case e == 'n':
 				lit.WriteByte('\n')
-			case 't':
+			case e == 't':
 				lit.WriteByte('\t')
-			case 'x', 'u', '0', 'e':
+			case strings.IndexByte(encoded, e) >= 0:
 				parts = append(parts, str(lit.String()), dynStr())
 				lit.Reset()
 			default:
-				lit.WriteByte(body[i])
+				lit.WriteByte(e)
 			}
-		case c == '#' && i+1 < len(body) && body[i+1] == '{':
+			continue
+		}
+		last, ok, broken := hole(body, i)
+		switch {
+		case broken:
+			return dynStr()
+		case ok:
 			parts = append(parts, str(lit.String()), dynStr())
 			lit.Reset()
-			end := matchDelim(body[i+2:], '{', '}')
-			if end < 0 {
-				return dynStr()
-			}
-			i += 2 + end
+			i = last
 		default:
 			lit.WriteByte(c)
 		}

@@ -53,9 +53,15 @@ func parsePython(src string) ([]*pstmt, error) {
 		return nil, err
 	}
 	p := &pyParser{toks: toks}
+	return p.statements(ptEOF)
+}
+
+// statements reads statements, passing over blank lines, up to a token
+// of kind end or the end of the input.
+func (p *pyParser) statements(end ptokKind) ([]*pstmt, error) {
 	var out []*pstmt
-	for p.peek().k != ptEOF {
-		if p.peek().k == ptNewline {
+	for k := p.peek().k; k != end && k != ptEOF; k = p.peek().k {
+		if k == ptNewline {
 			p.i++
 			continue
 		}
@@ -197,17 +203,9 @@ func (p *pyParser) block() ([]*pstmt, error) {
 		return nil, p.errf("expected an indented block")
 	}
 	p.i++
-	var out []*pstmt
-	for p.peek().k != ptDedent && p.peek().k != ptEOF {
-		if p.peek().k == ptNewline {
-			p.i++
-			continue
-		}
-		st, err := p.statement()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st...)
+	out, err := p.statements(ptDedent)
+	if err != nil {
+		return nil, err
 	}
 	if p.peek().k == ptDedent {
 		p.i++
@@ -250,14 +248,7 @@ func (p *pyParser) compound() (*pstmt, error) {
 			}
 		}
 	case "for":
-		tg, err := p.targetList()
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect("in"); err != nil {
-			return nil, err
-		}
-		e, err := p.exprList()
+		tg, e, err := p.sides(p.targetList, "in", p.exprList)
 		if err != nil {
 			return nil, err
 		}
@@ -496,28 +487,12 @@ func (p *pyParser) simple() (*pstmt, error) {
 			}
 			return st, nil
 		case "return", "del", "assert":
-			p.i++
-			st := &pstmt{op: "expr", line: line}
-			if p.peek().k == ptNewline || p.peek().k == ptEOF || p.isOp(";") {
-				return st, nil
-			}
-			e, err := p.exprList()
-			if err != nil {
-				return nil, err
-			}
-			st.exprs = []*pnode{e}
-			return st, nil
+			return p.keywordStmt(line, p.exprList)
 		case "raise":
-			p.i++
-			st := &pstmt{op: "expr", line: line}
-			if p.peek().k == ptNewline || p.peek().k == ptEOF || p.isOp(";") {
-				return st, nil
-			}
-			e, err := p.expr()
+			st, err := p.keywordStmt(line, p.expr)
 			if err != nil {
 				return nil, err
 			}
-			st.exprs = []*pnode{e}
 			if p.accept("from") {
 				f, err := p.expr()
 				if err != nil {
@@ -604,16 +579,23 @@ func (p *pyParser) targetList() (*pnode, error) {
 	if !p.isOp(",") {
 		return first, nil
 	}
+	return p.tupleTail(first, func() bool { return p.isName("in") }, p.target)
+}
+
+// tupleTail reads the rest of a tuple whose first item is read: each
+// ", item", until there is no comma or the comma is a trailing one (end
+// reports what follows it).
+func (p *pyParser) tupleTail(first *pnode, end func() bool, item func() (*pnode, error)) (*pnode, error) {
 	out := &pnode{op: "tuple", kids: []*pnode{first}}
 	for p.accept(",") {
-		if p.isName("in") {
+		if end() {
 			break
 		}
-		t, err := p.target()
+		e, err := item()
 		if err != nil {
 			return nil, err
 		}
-		out.kids = append(out.kids, t)
+		out.kids = append(out.kids, e)
 	}
 	return out, nil
 }
@@ -659,18 +641,24 @@ func (p *pyParser) listOf(f func() (*pnode, error)) (*pnode, error) {
 	if !p.isOp(",") {
 		return first, nil
 	}
-	out := &pnode{op: "tuple", kids: []*pnode{first}}
-	for p.accept(",") {
-		if p.endOfList() {
-			break
-		}
-		e, err := f()
-		if err != nil {
-			return nil, err
-		}
-		out.kids = append(out.kids, e)
+	return p.tupleTail(first, p.endOfList, f)
+}
+
+// keywordStmt reads a statement of a keyword (return, del, assert,
+// raise) and the expression read reads after it, if the statement goes
+// on: an "expr" statement.
+func (p *pyParser) keywordStmt(line int, read func() (*pnode, error)) (*pstmt, error) {
+	p.i++
+	st := &pstmt{op: "expr", line: line}
+	if p.peek().k == ptNewline || p.peek().k == ptEOF || p.isOp(";") {
+		return st, nil
 	}
-	return out, nil
+	e, err := read()
+	if err != nil {
+		return nil, err
+	}
+	st.exprs = []*pnode{e}
+	return st, nil
 }
 
 func (p *pyParser) endOfList() bool {
@@ -734,20 +722,28 @@ func (p *pyParser) expr() (*pnode, error) {
 		return nil, err
 	}
 	if p.accept("if") {
-		c, err := p.orExpr()
-		if err != nil {
-			return nil, err
-		}
-		if err := p.expect("else"); err != nil {
-			return nil, err
-		}
-		f, err := p.expr()
+		c, f, err := p.sides(p.orExpr, "else", p.expr)
 		if err != nil {
 			return nil, err
 		}
 		return &pnode{op: "ifexp", kids: []*pnode{e, c, f}}, nil
 	}
 	return e, nil
+}
+
+// sides reads "left kw right": a for's targets "in" its iterable, an
+// if-expression's condition "else" its alternative.
+func (p *pyParser) sides(left func() (*pnode, error), kw string, right func() (*pnode, error)) (l, r *pnode, err error) {
+	if l, err = left(); err != nil {
+		return nil, nil, err
+	}
+	if err = p.expect(kw); err != nil {
+		return nil, nil, err
+	}
+	if r, err = right(); err != nil {
+		return nil, nil, err
+	}
+	return l, r, nil
 }
 
 func (p *pyParser) orExpr() (*pnode, error) {
@@ -915,7 +911,7 @@ func (p *pyParser) callArgs() ([]*pnode, error) {
 			a = &pnode{op: "kw", s: n.s, kids: []*pnode{a}}
 		default:
 			a, err = p.namedExpr()
-			if err == nil && (p.isName("for") || p.isName("async")) {
+			if err == nil && p.atComprehension() {
 				a, err = p.comprehension("genexp", a, nil)
 			}
 		}
@@ -990,19 +986,11 @@ func (p *pyParser) comprehension(op string, elem, key *pnode) (*pnode, error) {
 		if err := p.expect("for"); err != nil {
 			return nil, err
 		}
-		tg, err := p.targetList()
+		tg, it, err := p.sides(p.targetList, "in", p.orExpr)
 		if err != nil {
 			return nil, err
 		}
-		c.kids = append(c.kids, &pnode{op: "target", kids: []*pnode{tg}})
-		if err := p.expect("in"); err != nil {
-			return nil, err
-		}
-		it, err := p.orExpr()
-		if err != nil {
-			return nil, err
-		}
-		c.kids = append(c.kids, it)
+		c.kids = append(c.kids, &pnode{op: "target", kids: []*pnode{tg}}, it)
 		for p.accept("if") {
 			cond, err := p.orExpr()
 			if err != nil {
@@ -1059,26 +1047,15 @@ func (p *pyParser) atom() (*pnode, error) {
 			if err != nil {
 				return nil, err
 			}
-			if p.isName("for") || p.isName("async") {
-				c, err := p.comprehension("genexp", first, nil)
-				if err != nil {
-					return nil, err
-				}
-				return c, p.expect(")")
+			if p.atComprehension() {
+				return p.closedComprehension("genexp", first, nil, ")")
 			}
 			if p.accept(")") {
 				return first, nil
 			}
-			out := &pnode{op: "tuple", kids: []*pnode{first}}
-			for p.accept(",") {
-				if p.isOp(")") {
-					break
-				}
-				e, err := p.exprStarOrNamed()
-				if err != nil {
-					return nil, err
-				}
-				out.kids = append(out.kids, e)
+			out, err := p.tupleTail(first, func() bool { return p.isOp(")") }, p.exprStarOrNamed)
+			if err != nil {
+				return nil, err
 			}
 			return out, p.expect(")")
 		case "[":
@@ -1088,12 +1065,8 @@ func (p *pyParser) atom() (*pnode, error) {
 				if err != nil {
 					return nil, err
 				}
-				if len(out.kids) == 0 && (p.isName("for") || p.isName("async")) {
-					c, err := p.comprehension("list", e, nil)
-					if err != nil {
-						return nil, err
-					}
-					return c, p.expect("]")
+				if len(out.kids) == 0 && p.atComprehension() {
+					return p.closedComprehension("list", e, nil, "]")
 				}
 				out.kids = append(out.kids, e)
 				if !p.accept(",") {
@@ -1110,6 +1083,20 @@ func (p *pyParser) atom() (*pnode, error) {
 	}
 	p.i--
 	return nil, p.errf("unexpected token")
+}
+
+// atComprehension reports whether a comprehension's "for" (or "async
+// for") follows.
+func (p *pyParser) atComprehension() bool { return p.isName("for") || p.isName("async") }
+
+// closedComprehension reads the comprehension of kind over elt (key, for
+// a dict) and then its closing bracket.
+func (p *pyParser) closedComprehension(kind string, elt, key *pnode, close string) (*pnode, error) {
+	c, err := p.comprehension(kind, elt, key)
+	if err != nil {
+		return nil, err
+	}
+	return c, p.expect(close)
 }
 
 func (p *pyParser) exprStarOrYield() (*pnode, error) {
@@ -1150,22 +1137,14 @@ func (p *pyParser) dictOrSet() (*pnode, error) {
 				if err != nil {
 					return nil, err
 				}
-				if i == 0 && (p.isName("for") || p.isName("async")) {
-					c, err := p.comprehension("dict", v, k)
-					if err != nil {
-						return nil, err
-					}
-					return c, p.expect("}")
+				if i == 0 && p.atComprehension() {
+					return p.closedComprehension("dict", v, k, "}")
 				}
 				d.keys = append(d.keys, k)
 				d.kids = append(d.kids, v)
 			} else {
-				if i == 0 && (p.isName("for") || p.isName("async")) {
-					c, err := p.comprehension("set", k, nil)
-					if err != nil {
-						return nil, err
-					}
-					return c, p.expect("}")
+				if i == 0 && p.atComprehension() {
+					return p.closedComprehension("set", k, nil, "}")
 				}
 				s.kids = append(s.kids, k)
 			}

@@ -26,8 +26,16 @@ func (sc *pyScope) lookup(n string) (*value, bool) {
 
 type pyEval struct {
 	*state
-	locals map[string]bool // every def and class name in the code
-	star   []string        // modules imported with *
+	codeNames
+	star []string // modules imported with *
+}
+
+// codeNames is what a walk knows of the code's names as a whole, beside
+// the scope at hand: the same for Python and JavaScript.
+type codeNames struct {
+	// locals are the names of the functions, classes and methods the
+	// code defines.
+	locals map[string]bool
 	// assigned counts the places each name is assigned. The walk takes
 	// branches and bodies in source order, so a name assigned in more
 	// than one place may hold, at run time, a value other than the one
@@ -37,6 +45,17 @@ type pyEval struct {
 	// seen collects every value assigned to each name (a first walk);
 	// prior is what the first walk saw, for the second.
 	seen, prior map[string][]*value
+}
+
+// walkTwice walks the code twice with walk: the first walk, on a state
+// of its own that only learns, collects every value each name is given
+// (seen); the second judges on s with that knowledge (prior).
+func walkTwice(s *state, lang string, names codeNames, walk func(*state, codeNames)) {
+	learn := names
+	learn.seen = map[string][]*value{}
+	walk(&state{lang: lang, nest: s.nest, learning: true}, learn)
+	names.prior = learn.seen
+	walk(s, names)
 }
 
 func analyzePython(src string) Result {
@@ -51,15 +70,13 @@ func runPython(s *state, src string) {
 		s.incomplete("python code that could not be read: %v", err)
 		return
 	}
-	locals, assigned := map[string]bool{}, map[string]int{}
-	collectDefs(prog, locals)
-	countAssigned(prog, assigned)
-	// Two walks: the first learns every value each name is given, the
-	// second judges with that knowledge.
-	first := &pyEval{state: &state{lang: Python, nest: s.nest, learning: true}, locals: locals, assigned: assigned, seen: map[string][]*value{}}
-	first.block(prog, &pyScope{vars: map[string]*value{}})
-	e := &pyEval{state: s, locals: locals, assigned: assigned, prior: first.seen}
-	e.block(prog, &pyScope{vars: map[string]*value{}})
+	names := codeNames{locals: map[string]bool{}, assigned: map[string]int{}}
+	collectDefs(prog, names.locals)
+	countAssigned(prog, names.assigned)
+	walkTwice(s, Python, names, func(s *state, names codeNames) {
+		e := &pyEval{state: s, codeNames: names}
+		e.block(prog, &pyScope{vars: map[string]*value{}})
+	})
 }
 
 // countAssigned counts the assignments of each name: targets of =,
@@ -233,23 +250,9 @@ func firstNonEmpty(a, b string) string {
 // does not follow: a dangerous function handed on as a value cannot be
 // followed to where it is called.
 func (e *pyEval) use(v *value) {
-	if v == nil {
-		return
-	}
-	switch v.k {
-	case kFunc:
-		if !strings.HasPrefix(v.qual, "data.") && pyCategory(v.qual) != catHarmless {
-			e.incomplete("%s is passed on as a value", v.qual)
-		}
-	case kMod:
-		if v.qual == "builtins" || v.qual == "os" || v.qual == "subprocess" || v.qual == "shutil" || v.qual == "importlib" || v.qual == "sys" || v.qual == "pty" {
-			e.incomplete("module %s is passed on as a value", v.qual)
-		}
-	case kList, kDict:
-		for _, x := range v.elems {
-			e.use(x)
-		}
-	}
+	e.handedOn(v, pyCategory, func(m string) bool {
+		return m != "builtins" && m != "os" && m != "subprocess" && m != "shutil" && m != "importlib" && m != "sys" && m != "pty"
+	})
 }
 
 func (e *pyEval) assign(t *pnode, v *value, sc *pyScope) {
@@ -278,8 +281,7 @@ func (e *pyEval) assign(t *pnode, v *value, sc *pyScope) {
 	case "sub":
 		base := e.expr(t.kids[0], sc)
 		idx := e.expr(t.kids[1], sc)
-		if base.k == kFunc && base.qual == "os.environ" {
-			e.command("export " + e.word(concat(idx.asStr(), str("="), v.asStr())))
+		if e.envAssign(base, "os.environ", idx, v) {
 			return
 		}
 		if base.k == kMod || base.k == kFunc {
@@ -992,29 +994,14 @@ func (e *pyEval) special(c *call) (*value, bool) {
 // dataMethod is a method call on data (a string, list, dict, number,
 // or a harmless result): a fixed set of names, some folded.
 func (e *pyEval) dataMethod(c *call) *value {
-	m := strings.TrimPrefix(c.name, "data.")
-	self := c.self
-	for _, a := range c.args {
-		e.use(a)
-	}
-	if !pyDataMethods[m] {
-		e.incomplete("method .%s, whose effects are not known", m)
-		return vUnknown
-	}
-	if self == nil {
-		return vData
+	m, self, v := e.dataReceiver(c, pyDataMethods, e.use)
+	if v != nil {
+		return v
 	}
 	switch m {
 	case "join":
 		if sep, ok := self.known(); ok && len(c.args) == 1 && c.args[0].k == kList {
-			var parts []*value
-			for i, x := range c.args[0].elems {
-				if i > 0 {
-					parts = append(parts, str(sep))
-				}
-				parts = append(parts, x)
-			}
-			return concat(parts...)
+			return joined(c.args[0].elems, sep)
 		}
 		return dynStr()
 	case "decode", "encode":
@@ -1028,11 +1015,8 @@ func (e *pyEval) dataMethod(c *call) *value {
 		}
 		return dynStr()
 	case "replace":
-		s, ok1 := self.known()
-		a, ok2 := c.arg(0, "").known()
-		b, ok3 := c.arg(1, "").known()
-		if ok1 && ok2 && ok3 {
-			return str(strings.ReplaceAll(s, a, b))
+		if k, ok := knownAll(self, c.arg(0, ""), c.arg(1, "")); ok {
+			return str(strings.ReplaceAll(k[0], k[1], k[2]))
 		}
 		return dynStr()
 	case "upper", "lower", "strip", "lstrip", "rstrip", "title", "capitalize", "casefold", "swapcase":

@@ -94,6 +94,90 @@ func (v *value) asStr() *value {
 	return dynStr()
 }
 
+// handedOn checks a value handed on where the walk does not follow it:
+// a function that is not harmless (by its language's category) or a
+// module that is not (moduleOK) cannot be followed to where it is
+// called, so the code is incomplete; a list's or dict's elements are
+// checked in turn.
+func (s *state) handedOn(v *value, category func(string) category, moduleOK func(string) bool) {
+	if v == nil {
+		return
+	}
+	switch v.k {
+	case kFunc:
+		if !strings.HasPrefix(v.qual, "data.") && category(v.qual) != catHarmless {
+			s.incomplete("%s is passed on as a value", v.qual)
+		}
+	case kMod:
+		if !moduleOK(v.qual) {
+			s.incomplete("module %s is passed on as a value", v.qual)
+		}
+	case kList, kDict:
+		for _, x := range v.elems {
+			s.handedOn(x, category, moduleOK)
+		}
+	}
+}
+
+// envAssign reads an assignment of v to base[key] where base is the
+// process environment (environ names it: os.environ, process.env): an
+// export, as the shell would run it. It reports whether base was the
+// environment.
+func (s *state) envAssign(base *value, environ string, key, v *value) bool {
+	if base.k != kFunc || base.qual != environ {
+		return false
+	}
+	s.command("export " + s.word(concat(key.asStr(), str("="), v.asStr())))
+	return true
+}
+
+// dataReceiver reads a method call on data (c.name is "data.METHOD"):
+// it hands each argument to use, and returns the method and its
+// receiver, to fold. When there is nothing to fold
+// it returns the call's value instead: vUnknown for a method not in
+// known, whose effects are not known (the code is incomplete), and vData
+// for a call without a receiver.
+func (s *state) dataReceiver(c *call, known map[string]bool, use func(*value)) (m string, self, v *value) {
+	for _, a := range c.args {
+		use(a)
+	}
+	m = strings.TrimPrefix(c.name, "data.")
+	if !known[m] {
+		s.incomplete("method .%s, whose effects are not known", m)
+		return m, nil, vUnknown
+	}
+	if c.self == nil {
+		return m, nil, vData
+	}
+	return m, c.self, nil
+}
+
+// joined is elems with sep between each two, as str.join and
+// Array.prototype.join fold them.
+func joined(elems []*value, sep string) *value {
+	var parts []*value
+	for i, x := range elems {
+		if i > 0 {
+			parts = append(parts, str(sep))
+		}
+		parts = append(parts, x)
+	}
+	return concat(parts...)
+}
+
+// knownAll returns the strings of vs when every one is known.
+func knownAll(vs ...*value) ([]string, bool) {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		s, ok := v.known()
+		if !ok {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
+}
+
 func concat(vs ...*value) *value {
 	out := &value{k: kStr}
 	for _, v := range vs {

@@ -181,17 +181,9 @@ func (v *validator) seconds(n ast.Node, key string, def time.Duration, maxSecs i
 // mcpServers reads mcp.servers, a mapping from name to server.
 func (v *validator) mcpServers(n ast.Node) []MCPServer {
 	const key = "mcp.servers"
-	if n == nil {
-		return nil
-	}
-	m, ok := unwrap(n).(*ast.MappingNode)
+	m, ok := v.mappingNode(n, key, "a mapping from server name to {command | url}")
 	if !ok {
-		if mv, single := unwrap(n).(*ast.MappingValueNode); single {
-			m = &ast.MappingNode{Values: []*ast.MappingValueNode{mv}}
-		} else {
-			v.errorf(n, "%s: want a mapping from server name to {command | url}, got %s", key, describe(n))
-			return nil
-		}
+		return nil
 	}
 	var out []MCPServer
 	for _, mv := range m.Values {

@@ -44,13 +44,7 @@ func (v *validator) audit(r *rawAudit) Audit {
 			}
 		}
 	}
-	if n := r.AnchorSyslog.n; n != nil {
-		b, ok := boolValue(n)
-		if !ok {
-			v.errorf(n, "audit.anchor_syslog: want true or false, got %s", describe(n))
-		}
-		a.AnchorSyslog = b
-	}
+	v.boolean(r.AnchorSyslog.n, "audit.anchor_syslog", &a.AnchorSyslog)
 	if n := r.AnchorURL.n; n != nil {
 		if s, ok := v.str(n, "audit.anchor_url"); ok && s != "" { // "": no URL sink, as documented
 			u, err := url.Parse(s)

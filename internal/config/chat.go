@@ -188,13 +188,7 @@ func (v *validator) chatPlatform(r *rawChatPlatform, name string) ChatPlatform {
 		return p
 	}
 	key := "chat." + name
-	if r.Enabled.n != nil {
-		b, ok := boolValue(r.Enabled.n)
-		if !ok {
-			v.errorf(r.Enabled.n, "%s.enabled: want true or false, got %s", key, describe(r.Enabled.n))
-		}
-		p.Enabled = b
-	}
+	v.boolean(r.Enabled.n, key+".enabled", &p.Enabled)
 	p.Token = v.secretRef(key, "token", r.Token.n, r.TokenEnv.n, r.TokenFile.n)
 	if name == "slack" {
 		p.AppToken = v.secretRef(key, "app_token", r.AppToken.n, r.AppTokenEnv.n, r.AppTokenFile.n)
@@ -278,9 +272,6 @@ func (v *validator) secretRef(key, name string, inline, env, file ast.Node) Secr
 // idList reads {users: [...], roles: [...]}.
 func (v *validator) idList(n ast.Node, key string, roles bool) Allowlist {
 	var a Allowlist
-	if n == nil {
-		return a
-	}
 	var raw rawAllowlist
 	if !v.mapping(n, key, &raw, "users and roles") {
 		return a
@@ -294,13 +285,11 @@ func (v *validator) idList(n ast.Node, key string, roles bool) Allowlist {
 	return a
 }
 
-// mapping decodes a mapping node into raw strictly.
+// mapping decodes a mapping node into raw strictly; it reports false,
+// and nothing more, when n is nil (the key is absent).
 func (v *validator) mapping(n ast.Node, key string, raw any, want string) bool {
-	if _, isMap := unwrap(n).(*ast.MappingNode); !isMap {
-		if _, single := unwrap(n).(*ast.MappingValueNode); !single {
-			v.errorf(n, "%s: want a mapping with %s, got %s", key, want, describe(n))
-			return false
-		}
+	if _, ok := v.mappingNode(n, key, "a mapping with "+want); !ok {
+		return false
 	}
 	if err := yaml.NodeToValue(n, raw, yaml.Strict(), yaml.DisallowUnknownField()); err != nil {
 		msg, _, _ := strings.Cut(err.Error(), "\n")
@@ -313,12 +302,8 @@ func (v *validator) mapping(n ast.Node, key string, raw any, want string) bool {
 // ids reads a list of platform ids: strings, or whole numbers (Telegram
 // and Discord ids are numbers; written unquoted they are read exactly).
 func (v *validator) ids(n ast.Node, key string) []string {
-	if n == nil {
-		return nil
-	}
-	seq, ok := unwrap(n).(*ast.SequenceNode)
+	seq, ok := v.sequence(n, key, "a list of ids")
 	if !ok {
-		v.errorf(n, "%s: want a list of ids, got %s", key, describe(n))
 		return nil
 	}
 	var out []string
@@ -344,17 +329,9 @@ func (v *validator) ids(n ast.Node, key string) []string {
 
 // overrides reads chats: a mapping from chat id to lists.
 func (v *validator) overrides(n ast.Node, key string, roles bool) []ChatOverride {
-	if n == nil {
-		return nil
-	}
-	m, ok := unwrap(n).(*ast.MappingNode)
+	m, ok := v.mappingNode(n, key, "a mapping from chat id to {approvers, admins, users}")
 	if !ok {
-		if mv, single := unwrap(n).(*ast.MappingValueNode); single {
-			m = &ast.MappingNode{Values: []*ast.MappingValueNode{mv}}
-		} else {
-			v.errorf(n, "%s: want a mapping from chat id to {approvers, admins, users}, got %s", key, describe(n))
-			return nil
-		}
+		return nil
 	}
 	var out []ChatOverride
 	seen := map[string]bool{}

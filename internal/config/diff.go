@@ -49,7 +49,7 @@ func Diff(old, new *Config) []Change {
 		}
 	}
 	a, b := old.Approvals, new.Approvals
-	add("approvals.mode", a.Mode.String(), b.Mode.String(), modeRank(b.Mode) > modeRank(a.Mode))
+	add("approvals.mode", a.Mode.String(), b.Mode.String(), modeRank[b.Mode] > modeRank[a.Mode])
 	for _, m := range []struct {
 		key  string
 		o, n policy.UnattendedMode
@@ -59,7 +59,7 @@ func Diff(old, new *Config) []Change {
 		{"approvals.single_query_mode", a.SingleQueryMode, b.SingleQueryMode},
 		{"approvals.unattended_mode", a.UnattendedMode, b.UnattendedMode},
 	} {
-		add(m.key, m.o.String(), m.n.String(), unattendedRank(m.n) > unattendedRank(m.o))
+		add(m.key, m.o.String(), m.n.String(), unattendedRank[m.n] > unattendedRank[m.o])
 	}
 	add("approvals.timeout", a.Timeout.String(), b.Timeout.String(), false)
 	add("approvals.denial_breaker_threshold", strconv.Itoa(a.DenialBreakerThreshold), strconv.Itoa(b.DenialBreakerThreshold),
@@ -112,27 +112,11 @@ func Diff(old, new *Config) []Change {
 }
 
 // modeRank orders approvals.mode by how much it lets through.
-func modeRank(m policy.Mode) int {
-	switch m {
-	case policy.ModeManual:
-		return 0
-	case policy.ModeSmart:
-		return 1
-	}
-	return 2
-}
+var modeRank = map[policy.Mode]int{policy.ModeManual: 0, policy.ModeSmart: 1, policy.ModeOff: 2}
 
 // unattendedRank orders unattended modes by how much they let through:
 // deny, then ask (a human may approve), then approve.
-func unattendedRank(m policy.UnattendedMode) int {
-	switch m {
-	case policy.UnattendedAsk:
-		return 1
-	case policy.UnattendedApprove:
-		return 2
-	}
-	return 0
-}
+var unattendedRank = map[policy.UnattendedMode]int{policy.UnattendedDeny: 0, policy.UnattendedAsk: 1, policy.UnattendedApprove: 2}
 
 // breakerLooser: a higher threshold, or none (<= 0), trips later.
 func breakerLooser(o, n int) bool {

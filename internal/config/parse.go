@@ -322,23 +322,13 @@ func (v *validator) config(raw *rawConfig) *Config {
 	}
 	if m := raw.MCP; m != nil {
 		cfg.MCP.Servers = v.mcpServers(m.Servers.n)
-		if m.AskClient.n != nil {
-			b, ok := boolValue(m.AskClient.n)
-			if !ok {
-				v.errorf(m.AskClient.n, "mcp.ask_client: want true or false, got %s", describe(m.AskClient.n))
-			}
-			cfg.MCP.AskClient = b
-		}
+		v.boolean(m.AskClient.n, "mcp.ask_client", &cfg.MCP.AskClient)
 	}
 	cfg.LLM = v.llm(raw.LLM)
 	cfg.Sandbox = v.sandbox(raw.Sandbox)
 	cfg.Chat = v.chat(raw.Chat)
-	if h := raw.Hook; h != nil && h.AllowSafe.n != nil {
-		b, ok := boolValue(h.AllowSafe.n)
-		if !ok {
-			v.errorf(h.AllowSafe.n, "hook.allow_safe: want true or false, got %s", describe(h.AllowSafe.n))
-		}
-		cfg.Hook.AllowSafe = b
+	if h := raw.Hook; h != nil {
+		v.boolean(h.AllowSafe.n, "hook.allow_safe", &cfg.Hook.AllowSafe)
 	}
 	if w := raw.Write; w != nil {
 		cfg.Write.Protected = v.paths(w.Protected.n, "write.protected", false)
@@ -525,15 +515,8 @@ func (v *validator) mcpRules(rules []*rawMCPRule) []MCPRule {
 			continue
 		}
 		var rule MCPRule
-		ok := true
-		switch m, isStr := scalarString(r.Match.n); {
-		case r.Match.n == nil:
-			v.errorf(r.n, "%s: missing match (a server/tool glob)", key)
-			ok = false
-		case !isStr:
-			v.errorf(r.Match.n, "%s.match: want a server/tool glob, got %s", key, describe(r.Match.n))
-			ok = false
-		default:
+		m, ok := v.requiredString(r.n, r.Match.n, key, "match", "a server/tool glob")
+		if ok {
 			server, tool, found := strings.Cut(m, "/")
 			if !found || strings.TrimSpace(server) == "" || strings.TrimSpace(tool) == "" {
 				v.errorf(r.Match.n, "%s.match: %q: want server/tool, each part a name or glob", key, m)
@@ -544,14 +527,9 @@ func (v *validator) mcpRules(rules []*rawMCPRule) []MCPRule {
 			}
 			rule.Match = m
 		}
-		switch a, isStr := scalarString(r.Action.n); {
-		case r.Action.n == nil:
-			v.errorf(r.n, "%s: missing action (allow, ask or deny)", key)
+		if a, isStr := v.requiredString(r.n, r.Action.n, key, "action", "allow, ask or deny"); !isStr {
 			ok = false
-		case !isStr:
-			v.errorf(r.Action.n, "%s.action: want allow, ask or deny, got %s", key, describe(r.Action.n))
-			ok = false
-		default:
+		} else {
 			verdict, err := policy.ParseVerdict(a)
 			if err != nil {
 				v.errorf(r.Action.n, "%s.action: want allow, ask or deny, got %q", key, a)
@@ -564,6 +542,22 @@ func (v *validator) mcpRules(rules []*rawMCPRule) []MCPRule {
 		}
 	}
 	return out
+}
+
+// requiredString reads field (node n) of the entry at key (node entry):
+// a string that must be there. Missing or not a string is an error, in
+// the words of want (what the field holds).
+func (v *validator) requiredString(entry, n ast.Node, key, field, want string) (string, bool) {
+	s, isStr := scalarString(n)
+	switch {
+	case n == nil:
+		v.errorf(entry, "%s: missing %s (%s)", key, field, want)
+		return "", false
+	case !isStr:
+		v.errorf(n, "%s.%s: want %s, got %s", key, field, want, describe(n))
+		return "", false
+	}
+	return s, true
 }
 
 // paths reads a list of paths. A path with a "/" must be absolute or
@@ -601,6 +595,33 @@ func (v *validator) ignored(a *rawApprovals) {
 	}
 }
 
+// mappingNode reads n (at key) as a mapping; a single "k: v" pair is a
+// mapping of one. Anything else is an error that says what was wanted,
+// but for nil (the key is absent): no error, and false.
+func (v *validator) mappingNode(n ast.Node, key, want string) (*ast.MappingNode, bool) {
+	switch x := unwrap(n).(type) {
+	case nil:
+		return nil, false
+	case *ast.MappingNode:
+		return x, true
+	case *ast.MappingValueNode:
+		return &ast.MappingNode{Values: []*ast.MappingValueNode{x}}, true
+	}
+	v.errorf(n, "%s: want %s, got %s", key, want, describe(n))
+	return nil, false
+}
+
+// sequence reads n (at key) as a list; anything else is an error that
+// says what was wanted, but for nil (the key is absent): no error, and
+// false.
+func (v *validator) sequence(n ast.Node, key, want string) (*ast.SequenceNode, bool) {
+	seq, ok := unwrap(n).(*ast.SequenceNode)
+	if !ok && n != nil {
+		v.errorf(n, "%s: want %s, got %s", key, want, describe(n))
+	}
+	return seq, ok
+}
+
 // item is one list entry with its node, for positions.
 type item struct {
 	s string
@@ -611,12 +632,8 @@ type item struct {
 // non-string entry or an empty entry is an error: the reference system
 // skipped bad entries silently, so a typo could drop a deny rule.
 func (v *validator) stringList(n ast.Node, key string) []item {
-	if n == nil {
-		return nil
-	}
-	seq, ok := unwrap(n).(*ast.SequenceNode)
+	seq, ok := v.sequence(n, key, "a list of strings")
 	if !ok {
-		v.errorf(n, "%s: want a list of strings, got %s", key, describe(n))
 		return nil
 	}
 	out := make([]item, 0, len(seq.Values))
@@ -684,6 +701,19 @@ func scalarString(n ast.Node) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// boolean reads n (at key), when present, into dst: true or false;
+// anything else is an error and sets dst false (fail closed).
+func (v *validator) boolean(n ast.Node, key string, dst *bool) {
+	if n == nil {
+		return
+	}
+	b, ok := boolValue(n)
+	if !ok {
+		v.errorf(n, "%s: want true or false, got %s", key, describe(n))
+	}
+	*dst = b
 }
 
 func boolValue(n ast.Node) (bool, bool) {
@@ -774,20 +804,8 @@ func (v *validator) kanbanRemote(r *rawKanbanRemote) KanbanRemote {
 	if r == nil {
 		return k
 	}
-	for _, f := range []struct {
-		n   ast.Node
-		key string
-		dst *bool
-	}{{r.Enabled.n, "kanban.remote.enabled", &k.Enabled}, {r.Only.n, "kanban.remote.only", &k.Only}} {
-		if f.n == nil {
-			continue
-		}
-		if b, ok := boolValue(f.n); ok {
-			*f.dst = b
-		} else {
-			v.errorf(f.n, "%s: want true or false, got %s", f.key, describe(f.n))
-		}
-	}
+	v.boolean(r.Enabled.n, "kanban.remote.enabled", &k.Enabled)
+	v.boolean(r.Only.n, "kanban.remote.only", &k.Only)
 	if k.Only && !k.Enabled {
 		v.errorf(r.Only.n, "kanban.remote.only: without kanban.remote.enabled no task would ever run")
 	}

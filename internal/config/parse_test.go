@@ -29,21 +29,27 @@ func TestParseGolden(t *testing.T) {
 			cfg, warns, err := Load(in)
 			got := render(cfg, warns, err)
 			golden := strings.TrimSuffix(in, ".yaml") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
+			if want := readGolden(t, golden, []byte(got)); got != string(want) {
 				t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", golden, got, want)
 			}
 		})
 	}
+}
+
+// readGolden returns the golden file at path, which got must equal; with
+// -update it first writes got there.
+func readGolden(t *testing.T, path string, got []byte) []byte {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	return want
 }
 
 // render prints what a golden file holds: the error, or the effective

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -294,15 +293,8 @@ func TestConfigReference(t *testing.T) {
 			t.Errorf("the reference lacks %s", key)
 		}
 	}
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("docs/config-reference.md is out of date (%v): go test ./internal/config -run TestConfigReference -update", err)
+	if !bytes.Equal(got, readGolden(t, path, got)) {
+		t.Fatal("docs/config-reference.md is out of date: go test ./internal/config -run TestConfigReference -update")
 	}
 }
 

@@ -3,7 +3,6 @@ package config
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -254,15 +253,8 @@ hook:
 // (regenerate: go test ./internal/config -run TestSchemaPublished -update).
 func TestSchemaPublished(t *testing.T) {
 	const path = "../../docs/config.schema.json"
-	if *update {
-		if err := os.WriteFile(path, Schema, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(b, Schema) {
-		t.Fatalf("docs/config.schema.json is not internal/config/schema.json (%v): go test ./internal/config -run TestSchemaPublished -update", err)
+	if !bytes.Equal(readGolden(t, path, Schema), Schema) {
+		t.Fatal("docs/config.schema.json is not internal/config/schema.json: go test ./internal/config -run TestSchemaPublished -update")
 	}
 	if !slices.Contains(strings.Split(string(Starter), "\n"), "# yaml-language-server: $schema=https://raw.githubusercontent.com/wardenhq/warden/main/docs/config.schema.json") {
 		t.Error("the starter config does not point editors at the schema")

@@ -52,28 +52,25 @@ var Defaults = Limits{
 	MaxConnsPerClient: 256,
 }
 
-// WithDefaults fills l's zero fields from Defaults.
+// WithDefaults fills l's zero (or negative) fields from Defaults.
 func (l Limits) WithDefaults() Limits {
 	d := Defaults
-	if l.ReadHeaderTimeout > 0 {
-		d.ReadHeaderTimeout = l.ReadHeaderTimeout
+	return Limits{
+		ReadHeaderTimeout: positiveOr(l.ReadHeaderTimeout, d.ReadHeaderTimeout),
+		ReadTimeout:       positiveOr(l.ReadTimeout, d.ReadTimeout),
+		WriteTimeout:      positiveOr(l.WriteTimeout, d.WriteTimeout),
+		IdleTimeout:       positiveOr(l.IdleTimeout, d.IdleTimeout),
+		MaxConns:          positiveOr(l.MaxConns, d.MaxConns),
+		MaxConnsPerClient: positiveOr(l.MaxConnsPerClient, d.MaxConnsPerClient),
 	}
-	if l.ReadTimeout > 0 {
-		d.ReadTimeout = l.ReadTimeout
+}
+
+// positiveOr returns v if it is set (positive), else def.
+func positiveOr[T time.Duration | int](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	if l.WriteTimeout > 0 {
-		d.WriteTimeout = l.WriteTimeout
-	}
-	if l.IdleTimeout > 0 {
-		d.IdleTimeout = l.IdleTimeout
-	}
-	if l.MaxConns > 0 {
-		d.MaxConns = l.MaxConns
-	}
-	if l.MaxConnsPerClient > 0 {
-		d.MaxConnsPerClient = l.MaxConnsPerClient
-	}
-	return d
+	return def
 }
 
 // Apply sets srv's timeouts from l (with defaults).

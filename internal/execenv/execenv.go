@@ -89,9 +89,13 @@ func match(pattern, name string) bool {
 // a child, given the operator's explicit passthrough list. Warden's own
 // variables never pass, even when listed.
 func Allowed(name string, passthrough []string) bool {
-	if strings.HasPrefix(name, "WARDEN_") {
-		return false
-	}
+	return !strings.HasPrefix(name, "WARDEN_") && passes(name, passthrough, false)
+}
+
+// passes reports whether the operator's passthrough list or else the
+// first rule of Table that matches lets name through; a name that
+// neither names gets unmatched.
+func passes(name string, passthrough []string, unmatched bool) bool {
 	if slices.Contains(passthrough, name) {
 		return true
 	}
@@ -100,7 +104,7 @@ func Allowed(name string, passthrough []string) bool {
 			return r.Pass
 		}
 	}
-	return false
+	return unmatched
 }
 
 // Never reports names that must never persist or pass between calls:
@@ -123,18 +127,7 @@ func Never(name string) bool {
 // for a name the table denies (credentials, loader variables) only when
 // the operator lists it in passthrough; otherwise yes.
 func Persist(name string, passthrough []string) bool {
-	if Never(name) {
-		return false
-	}
-	if slices.Contains(passthrough, name) {
-		return true
-	}
-	for _, r := range Table {
-		if match(r.Pattern, name) {
-			return r.Pass
-		}
-	}
-	return true
+	return !Never(name) && passes(name, passthrough, true)
 }
 
 // Build returns a child environment: the allowed variables of parent

@@ -123,18 +123,36 @@ func sessionGrant(session string, gr grant.Grain, pattern string) grant.Grant {
 	return grant.Grant{ID: "g-" + pattern, Scope: grant.Session, Session: session, Grain: gr, Pattern: pattern, Created: time.Unix(0, 0)}
 }
 
+// decisionRow is one row of a decision table: what the gate built from
+// s decides for o's action a.
+type decisionRow struct {
+	name string
+	s    setup
+	o    owner.Owner
+	a    action.Action
+	want Verdict
+	rule string
+}
+
+// check decides the row and fails unless the verdict and rule are the
+// row's; a deny must tell the agent not to retry.
+func (tt decisionRow) check(t *testing.T) Decision {
+	t.Helper()
+	d := decide(t, tt.s.gate(t), tt.o, tt.a)
+	if d.Verdict != tt.want || d.Rule != tt.rule {
+		t.Fatalf("got %s %s, want %s %s\n%s\nsteps %+v", d.Verdict, d.Rule, tt.want, tt.rule, d.HumanMessage, d.Steps)
+	}
+	if d.Verdict == Deny && !strings.Contains(d.AgentMessage, "Do not retry") {
+		t.Errorf("deny message %q lacks the do-not-retry instruction", d.AgentMessage)
+	}
+	return d
+}
+
 // TestDecideRules has one row per rule id, for each action kind where it
 // applies.
 func TestDecideRules(t *testing.T) {
 	web := chat("s1")
-	tests := []struct {
-		name string
-		s    setup
-		o    owner.Owner
-		a    action.Action
-		want Verdict
-		rule string
-	}{
+	tests := []decisionRow{
 		{"shell malformed", setup{}, web, action.NewShell(`echo "open`), Deny, RuleMalformed},
 		{"shell hardline", setup{}, web, rmRoot, Deny, RuleHardline},
 		{"shell deny rule", setup{yaml: "approvals:\n  deny: ['curl *']\n"}, web, action.NewShell("curl -s https://x"), Deny, RuleDenyRule},
@@ -222,13 +240,7 @@ func TestDecideRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := decide(t, tt.s.gate(t), tt.o, tt.a)
-			if d.Verdict != tt.want || d.Rule != tt.rule {
-				t.Fatalf("got %s %s, want %s %s\n%s\nsteps %+v", d.Verdict, d.Rule, tt.want, tt.rule, d.HumanMessage, d.Steps)
-			}
-			if d.Verdict == Deny && !strings.Contains(d.AgentMessage, "Do not retry") {
-				t.Errorf("deny message %q lacks the do-not-retry instruction", d.AgentMessage)
-			}
+			d := tt.check(t)
 			if len(d.Steps) == 0 || d.Steps[len(d.Steps)-1].N != 10 {
 				t.Errorf("steps should show every row up to 10: %+v", d.Steps)
 			}

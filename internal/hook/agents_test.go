@@ -16,10 +16,7 @@ import (
 // shape: Claude Code's fields plus turn_id and model).
 func TestCodexParse(t *testing.T) {
 	const cwd = "/home/alice/proj"
-	tests := []struct {
-		file string
-		want Call
-	}{
+	parseFiles(t, Codex{}, CodexAgent, "019a2c1e-7f3b-7c11-9a2e-5d1f0b6c4e21", []parseCase{
 		{"codex_bash.json", Call{Tool: "Bash", Action: action.NewShell("git push --force origin main").In(cwd)}},
 		{"codex_apply_patch.json", Call{Tool: "apply_patch",
 			Action: action.NewWrite(cwd+"/docs/notes.md", 0).In(cwd),
@@ -31,19 +28,7 @@ func TestCodexParse(t *testing.T) {
 			}}},
 		{"codex_mcp.json", Call{Tool: "mcp__memory__create_entities", Action: action.NewMCP("memory", "create_entities",
 			json.RawMessage(`{"entities": [{"name": "warden", "entityType": "project", "observations": []}]}`), false).In(cwd)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			got, err := Codex{}.Parse(testdata(t, tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.want.Agent, tt.want.Session = CodexAgent, "019a2c1e-7f3b-7c11-9a2e-5d1f0b6c4e21"
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got  %+v\nwant %+v", got, tt.want)
-			}
-		})
-	}
+	})
 	// Other tools get no decision; a patch warden cannot read is refused.
 	other := `{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"update_plan","tool_input":{}}`
 	if c, err := (Codex{}).Parse([]byte(other)); err != nil || !c.Pass {
@@ -81,28 +66,13 @@ func TestCodexParse(t *testing.T) {
 func TestGeminiParse(t *testing.T) {
 	const cwd = "/home/alice/proj"
 	const sess = "a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
-	tests := []struct {
-		file string
-		want Call
-	}{
+	parseFiles(t, Gemini{}, GeminiAgent, sess, []parseCase{
 		{"gemini_shell.json", Call{Tool: "run_shell_command", Dir: cwd, Action: action.NewShell("git push --force origin main").In(cwd + "/sub")}},
 		{"gemini_write.json", Call{Tool: "write_file", Dir: cwd, Action: action.NewWrite(cwd+"/notes.txt", int64(len("file content"))).In(cwd)}},
 		{"gemini_read.json", Call{Tool: "read_file", Dir: cwd, Pass: true, Reads: []string{".env"}}},
 		{"gemini_mcp.json", Call{Tool: "mcp_github_create_issue", Dir: cwd, Action: action.NewMCP("github", "create_issue",
 			json.RawMessage(`{"owner": "wardenhq", "repo": "warden", "title": "hook test"}`), false).In(cwd)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			got, err := Gemini{}.Parse(testdata(t, tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.want.Agent, tt.want.Session = GeminiAgent, sess
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got  %+v\nwant %+v", got, tt.want)
-			}
-		})
-	}
+	})
 	base := `{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool",`
 	for name, tc := range map[string]struct {
 		in           string

@@ -94,17 +94,17 @@ func (ClaudeCode) Parse(payload []byte) (Call, error) {
 		c.Dir = p.Cwd
 		return c, nil
 	}
-	args := bytes.TrimSpace(p.ToolInput)
-	if len(args) == 0 || args[0] != '{' {
-		return Call{}, fmt.Errorf("%w: %s: tool_input is not a JSON object", ErrMalformed, p.ToolName)
+	args, err := objectArgs(p.ToolName, p.ToolInput)
+	if err != nil {
+		return Call{}, err
 	}
 	if isMCP {
 		c.Action = action.NewMCP(server, tool, args, false).In(p.Cwd)
 		return c, validate(c)
 	}
 	var in ccInput
-	if err := json.Unmarshal(args, &in); err != nil {
-		return Call{}, fmt.Errorf("%w: %s: tool_input: %w", ErrMalformed, p.ToolName, err)
+	if err := decodeArgs(p.ToolName, args, &in); err != nil {
+		return Call{}, err
 	}
 	switch p.ToolName {
 	case "Bash":
@@ -120,9 +120,9 @@ func (ClaudeCode) Parse(payload []byte) (Call, error) {
 		if path == nil || *path == "" {
 			return Call{}, fmt.Errorf("%w: %s: no tool_input.%s", ErrMalformed, p.ToolName, field)
 		}
-		abs, err := absPath(*path, p.Cwd)
+		abs, err := absPath(p.ToolName, *path, p.Cwd)
 		if err != nil {
-			return Call{}, fmt.Errorf("%w: %s: %w", ErrMalformed, p.ToolName, err)
+			return Call{}, err
 		}
 		var size int64
 		if p.ToolName == "Write" && in.Content != nil {
@@ -204,18 +204,37 @@ func mcpTool(name string) (server, tool string, ok bool) {
 	return server, tool, true
 }
 
-// absPath makes a tool's path absolute against cwd; a relative path
-// without a cwd cannot be placed, so it is refused. It is not cleaned:
-// "link/../x" is where the kernel goes through link, which only the
-// gate's resolution (following symlinks) knows.
-func absPath(path, cwd string) (string, error) {
+// absPath makes tool's path absolute against cwd; a relative path
+// without a cwd cannot be placed, so it is refused (malformed). It is
+// not cleaned: "link/../x" is where the kernel goes through link, which
+// only the gate's resolution (following symlinks) knows.
+func absPath(tool, path, cwd string) (string, error) {
 	if filepath.IsAbs(path) {
 		return path, nil
 	}
 	if cwd == "" {
-		return "", fmt.Errorf("path %q is relative and there is no cwd", path)
+		return "", fmt.Errorf("%w: %s: path %q is relative and there is no cwd", ErrMalformed, tool, path)
 	}
 	return strings.TrimSuffix(cwd, "/") + "/" + path, nil
+}
+
+// objectArgs returns tool's tool_input, which must be a JSON object:
+// an MCP call's arguments, or what decodeArgs reads a built-in tool's
+// fields from.
+func objectArgs(tool string, input json.RawMessage) ([]byte, error) {
+	args := bytes.TrimSpace(input)
+	if len(args) == 0 || args[0] != '{' {
+		return nil, fmt.Errorf("%w: %s: tool_input is not a JSON object", ErrMalformed, tool)
+	}
+	return args, nil
+}
+
+// decodeArgs reads the fields in holds from tool's arguments.
+func decodeArgs(tool string, args []byte, in any) error {
+	if err := json.Unmarshal(args, in); err != nil {
+		return fmt.Errorf("%w: %s: tool_input: %w", ErrMalformed, tool, err)
+	}
+	return nil
 }
 
 // readPreToolUse decodes a PreToolUse payload of Claude Code's shape

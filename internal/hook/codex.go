@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -55,9 +54,9 @@ func (Codex) Parse(payload []byte) (Call, error) {
 		c.Pass = true
 		return c, nil
 	}
-	args := bytes.TrimSpace(p.ToolInput)
-	if len(args) == 0 || args[0] != '{' {
-		return Call{}, fmt.Errorf("%w: %s: tool_input is not a JSON object", ErrMalformed, p.ToolName)
+	args, err := objectArgs(p.ToolName, p.ToolInput)
+	if err != nil {
+		return Call{}, err
 	}
 	if isMCP {
 		c.Action = action.NewMCP(server, tool, args, false).In(p.Cwd)
@@ -66,8 +65,8 @@ func (Codex) Parse(payload []byte) (Call, error) {
 	var in struct {
 		Command *string `json:"command"`
 	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return Call{}, fmt.Errorf("%w: %s: tool_input: %w", ErrMalformed, p.ToolName, err)
+	if err := decodeArgs(p.ToolName, args, &in); err != nil {
+		return Call{}, err
 	}
 	if in.Command == nil {
 		return Call{}, fmt.Errorf("%w: %s: no tool_input.command", ErrMalformed, p.ToolName)
@@ -81,9 +80,9 @@ func (Codex) Parse(payload []byte) (Call, error) {
 		return Call{}, fmt.Errorf("%w: apply_patch: %w", ErrMalformed, err)
 	}
 	for i, path := range paths {
-		abs, err := absPath(path, p.Cwd)
+		abs, err := absPath(p.ToolName, path, p.Cwd)
 		if err != nil {
-			return Call{}, fmt.Errorf("%w: apply_patch: %w", ErrMalformed, err)
+			return Call{}, err
 		}
 		act := action.NewWrite(abs, 0).In(p.Cwd)
 		if i == 0 {

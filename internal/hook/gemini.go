@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -84,17 +83,17 @@ func (Gemini) Parse(payload []byte) (Call, error) {
 		return Call{}, err
 	}
 	c := Call{Agent: GeminiAgent, Session: p.SessionID, Tool: p.ToolName, Dir: p.Cwd}
-	args := bytes.TrimSpace(p.ToolInput)
-	if len(args) == 0 || args[0] != '{' {
-		return Call{}, fmt.Errorf("%w: %s: tool_input is not a JSON object", ErrMalformed, p.ToolName)
+	args, err := objectArgs(p.ToolName, p.ToolInput)
+	if err != nil {
+		return Call{}, err
 	}
 	if server, tool, ok := geminiMCP(p); ok {
 		c.Action = action.NewMCP(server, tool, args, false).In(p.Cwd)
 		return c, validate(c)
 	}
 	var in geminiInput
-	if err := json.Unmarshal(args, &in); err != nil {
-		return Call{}, fmt.Errorf("%w: %s: tool_input: %w", ErrMalformed, p.ToolName, err)
+	if err := decodeArgs(p.ToolName, args, &in); err != nil {
+		return Call{}, err
 	}
 	str := firstSet
 	switch p.ToolName {
@@ -104,9 +103,9 @@ func (Gemini) Parse(payload []byte) (Call, error) {
 		}
 		dir := p.Cwd
 		if d := str(in.DirPath, in.Dir); d != "" {
-			abs, err := absPath(d, p.Cwd)
+			abs, err := absPath(p.ToolName, d, p.Cwd)
 			if err != nil {
-				return Call{}, fmt.Errorf("%w: %s: %w", ErrMalformed, p.ToolName, err)
+				return Call{}, err
 			}
 			dir = abs
 		}
@@ -116,9 +115,9 @@ func (Gemini) Parse(payload []byte) (Call, error) {
 		if path == "" {
 			return Call{}, fmt.Errorf("%w: %s: no tool_input.file_path", ErrMalformed, p.ToolName)
 		}
-		abs, err := absPath(path, p.Cwd)
+		abs, err := absPath(p.ToolName, path, p.Cwd)
 		if err != nil {
-			return Call{}, fmt.Errorf("%w: %s: %w", ErrMalformed, p.ToolName, err)
+			return Call{}, err
 		}
 		var size int64
 		if p.ToolName == "write_file" && in.Content != nil {

@@ -16,6 +16,34 @@ import (
 	"github.com/wardenhq/warden/internal/action"
 )
 
+// parseCase is a payload in testdata and the call it maps to.
+type parseCase struct {
+	file string
+	want Call
+}
+
+// parseFiles runs parseFile on each case.
+func parseFiles(t *testing.T, p Protocol, agent, session string, cases []parseCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.file, func(t *testing.T) { parseFile(t, p, tt.file, agent, session, tt.want) })
+	}
+}
+
+// parseFile parses testdata/file with p and wants the call want, with
+// the agent and session of the payload.
+func parseFile(t *testing.T, p Protocol, file, agent, session string, want Call) {
+	t.Helper()
+	got, err := p.Parse(testdata(t, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Agent, want.Session = agent, session
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
 func testdata(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -29,10 +57,7 @@ func testdata(t *testing.T, name string) []byte {
 // reference (testdata/*.json).
 func TestClaudeCodeParse(t *testing.T) {
 	const cwd = "/home/alice/proj"
-	tests := []struct {
-		file string
-		want Call
-	}{
+	parseFiles(t, ClaudeCode{}, ClaudeCodeAgent, "abc123", []parseCase{
 		{"bash_safe.json", Call{Tool: "Bash", Action: action.NewShell("ls -la").In(cwd)}},
 		{"bash_dangerous.json", Call{Tool: "Bash", Action: action.NewShell("git push --force origin main").In(cwd)}},
 		{"write.json", Call{Tool: "Write", Action: action.NewWrite(cwd+"/notes.txt", int64(len("file content"))).In(cwd)}},
@@ -46,19 +71,7 @@ func TestClaudeCodeParse(t *testing.T) {
     "title": "hook test"
   }`), false).In(cwd)}},
 		{"read.json", Call{Tool: "Read", Pass: true, Reads: []string{"/home/alice/proj/README.md"}, Dir: "/home/alice/proj"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			got, err := ClaudeCode{}.Parse(testdata(t, tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.want.Agent, tt.want.Session = ClaudeCodeAgent, "abc123"
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got  %+v\nwant %+v", got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestClaudeCodeParseMalformed(t *testing.T) {

@@ -22,12 +22,27 @@ import (
 	"github.com/wardenhq/warden/internal/sandbox/sandboxtest"
 )
 
+// splitCase is a qualified tool name and what splitting it gives.
+type splitCase struct {
+	in           string
+	server, tool string
+	ok           bool
+}
+
+// checkSplits splits each case's name with split (named name in
+// messages) and wants the case's server, tool and ok.
+func checkSplits(t *testing.T, name string, split func(string) (string, string, bool), cases []splitCase) {
+	t.Helper()
+	for _, tc := range cases {
+		s, tool, ok := split(tc.in)
+		if s != tc.server || tool != tc.tool || ok != tc.ok {
+			t.Errorf("%s(%q) = %q, %q, %v; want %q, %q, %v", name, tc.in, s, tool, ok, tc.server, tc.tool, tc.ok)
+		}
+	}
+}
+
 func TestSplit(t *testing.T) {
-	cases := []struct {
-		in           string
-		server, tool string
-		ok           bool
-	}{
+	checkSplits(t, "Split", mcpclient.Split, []splitCase{
 		{"fake__echo", "fake", "echo", true},
 		{"fs__read_file", "fs", "read_file", true},
 		{"a__b__c", "a", "b__c", true}, // server names never hold "__"
@@ -37,13 +52,7 @@ func TestSplit(t *testing.T) {
 		{"fake__", "", "", false},
 		{"", "", "", false},
 		{"fake_echo", "", "", false},
-	}
-	for _, tc := range cases {
-		s, tool, ok := mcpclient.Split(tc.in)
-		if s != tc.server || tool != tc.tool || ok != tc.ok {
-			t.Errorf("Split(%q) = %q, %q, %v; want %q, %q, %v", tc.in, s, tool, ok, tc.server, tc.tool, tc.ok)
-		}
-	}
+	})
 }
 
 func TestResolve(t *testing.T) {
@@ -51,24 +60,14 @@ func TestResolve(t *testing.T) {
 		{Name: "fs", Command: []string{"x"}}, {Name: "fs_", Command: []string{"x"}}, {Name: "fs-b", Command: []string{"x"}},
 	}})
 	defer m.Close()
-	cases := []struct {
-		in           string
-		server, tool string
-		ok           bool
-	}{
+	checkSplits(t, "Resolve", m.Resolve, []splitCase{
 		{"fs__read", "fs", "read", true},
 		{"fs___read", "fs_", "read", true}, // Split would say "fs", "_read"
 		{"fs-b__x__y", "fs-b", "x__y", true},
 		{"fs__", "", "", false},
 		{"nope__read", "", "", false},
 		{"read", "", "", false},
-	}
-	for _, tc := range cases {
-		s, tool, ok := m.Resolve(tc.in)
-		if s != tc.server || tool != tc.tool || ok != tc.ok {
-			t.Errorf("Resolve(%q) = %q, %q, %v; want %q, %q, %v", tc.in, s, tool, ok, tc.server, tc.tool, tc.ok)
-		}
-	}
+	})
 }
 
 // FuzzSplit: Split inverts the qualified names Tools builds, for every

@@ -32,47 +32,25 @@ const (
 var modeNames = [...]string{ModeManual: "manual", ModeSmart: "smart", ModeOff: "off"}
 
 // String returns the config spelling of m.
-func (m Mode) String() string {
-	if int(m) < len(modeNames) {
-		return modeNames[m]
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
-}
+func (m Mode) String() string { return spelling(modeNames[:], m, "Mode") }
 
 // ParseMode reads a config spelling, ignoring case and surrounding space.
 // An unknown name yields ModeManual together with an error wrapping
 // ErrUnknownMode: the caller may warn and go on with the safe reading.
 func ParseMode(s string) (Mode, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "manual":
-		return ModeManual, nil
-	case "smart":
-		return ModeSmart, nil
-	case "off":
-		return ModeOff, nil
+	if m, ok := lookup[Mode](modeNames[:], s); ok {
+		return m, nil
 	}
 	return ModeManual, fmt.Errorf("approvals mode %q (want manual, smart or off): %w", s, ErrUnknownMode)
 }
 
 // MarshalText implements encoding.TextMarshaler so modes print by name in
 // JSON and YAML.
-func (m Mode) MarshalText() ([]byte, error) {
-	if int(m) >= len(modeNames) {
-		return nil, fmt.Errorf("marshal %v: %w", m, ErrUnknownMode)
-	}
-	return []byte(m.String()), nil
-}
+func (m Mode) MarshalText() ([]byte, error) { return marshalName(modeNames[:], m) }
 
 // UnmarshalText implements encoding.TextUnmarshaler. Unlike ParseMode it
 // rejects unknown names: structured input has no room for a warning.
-func (m *Mode) UnmarshalText(b []byte) error {
-	v, err := ParseMode(string(b))
-	if err != nil {
-		return err
-	}
-	*m = v
-	return nil
-}
+func (m *Mode) UnmarshalText(b []byte) error { return unmarshalName(m, b, ParseMode) }
 
 // UnattendedMode is what an owner nobody can answer for gets when an
 // action would otherwise need a human: cron_mode, kanban_mode,
@@ -96,18 +74,10 @@ const (
 	UnattendedAsk
 )
 
+var unattendedNames = [...]string{UnattendedDeny: "deny", UnattendedApprove: "approve", UnattendedAsk: "ask"}
+
 // String returns the config spelling of m.
-func (m UnattendedMode) String() string {
-	switch m {
-	case UnattendedDeny:
-		return "deny"
-	case UnattendedApprove:
-		return "approve"
-	case UnattendedAsk:
-		return "ask"
-	}
-	return fmt.Sprintf("UnattendedMode(%d)", uint8(m))
-}
+func (m UnattendedMode) String() string { return spelling(unattendedNames[:], m, "UnattendedMode") }
 
 // Approves reports whether m lets the action through. Only
 // UnattendedApprove does; every other value, including out-of-range ones,
@@ -127,15 +97,14 @@ var ErrAskNotHere = errors.New(`"ask" is only valid for approvals.kanban_mode`)
 // was "deny", so the caller can warn about a likely typo while the
 // reading stays closed.
 func ParseUnattendedMode(s string) (UnattendedMode, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "approve":
-		return UnattendedApprove, nil
-	case "deny":
-		return UnattendedDeny, nil
-	case "ask":
+	switch m, ok := lookup[UnattendedMode](unattendedNames[:], s); {
+	case !ok:
+		return UnattendedDeny, fmt.Errorf("unattended mode %q (want deny or approve): %w", s, ErrUnknownMode)
+	case m == UnattendedAsk:
 		return UnattendedDeny, fmt.Errorf("unattended mode %q (want deny or approve): %w", s, ErrAskNotHere)
+	default:
+		return m, nil
 	}
-	return UnattendedDeny, fmt.Errorf("unattended mode %q (want deny or approve): %w", s, ErrUnknownMode)
 }
 
 // ParseKanbanMode is ParseUnattendedMode for approvals.kanban_mode,
@@ -152,24 +121,14 @@ func ParseKanbanMode(s string) (UnattendedMode, error) {
 }
 
 // MarshalText implements encoding.TextMarshaler.
-func (m UnattendedMode) MarshalText() ([]byte, error) {
-	if m > UnattendedAsk {
-		return nil, fmt.Errorf("marshal %v: %w", m, ErrUnknownMode)
-	}
-	return []byte(m.String()), nil
-}
+func (m UnattendedMode) MarshalText() ([]byte, error) { return marshalName(unattendedNames[:], m) }
 
 // UnmarshalText implements encoding.TextUnmarshaler; unknown names are
 // an error. It reads "ask" too (so MarshalText round trips); a config
 // key that must not be ask is checked where it is read
 // (ParseUnattendedMode).
 func (m *UnattendedMode) UnmarshalText(b []byte) error {
-	v, err := ParseKanbanMode(string(b))
-	if err != nil {
-		return err
-	}
-	*m = v
-	return nil
+	return unmarshalName(m, b, ParseKanbanMode)
 }
 
 // DenyWins combines the modes that apply along an owner's lineage: the
@@ -200,49 +159,70 @@ const (
 	Allow
 )
 
+var verdictNames = [...]string{Deny: "deny", Ask: "ask", Allow: "allow"}
+
 // String returns the lower-case name used in config files and JSON.
-func (v Verdict) String() string {
-	switch v {
-	case Deny:
-		return "deny"
-	case Ask:
-		return "ask"
-	case Allow:
-		return "allow"
-	}
-	return fmt.Sprintf("Verdict(%d)", uint8(v))
-}
+func (v Verdict) String() string { return spelling(verdictNames[:], v, "Verdict") }
 
 // ParseVerdict reads "allow", "ask" or "deny", ignoring case and
 // surrounding space. Anything else is an error wrapping ErrUnknownMode,
 // and the returned verdict is Deny.
 func ParseVerdict(s string) (Verdict, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "allow":
-		return Allow, nil
-	case "ask":
-		return Ask, nil
-	case "deny":
-		return Deny, nil
+	if v, ok := lookup[Verdict](verdictNames[:], s); ok {
+		return v, nil
 	}
 	return Deny, fmt.Errorf("verdict %q (want allow, ask or deny): %w", s, ErrUnknownMode)
 }
 
 // MarshalText implements encoding.TextMarshaler.
-func (v Verdict) MarshalText() ([]byte, error) {
-	if v > Allow {
+func (v Verdict) MarshalText() ([]byte, error) { return marshalName(verdictNames[:], v) }
+
+// UnmarshalText implements encoding.TextUnmarshaler; unknown names are
+// an error.
+func (v *Verdict) UnmarshalText(b []byte) error { return unmarshalName(v, b, ParseVerdict) }
+
+// The three enums (Mode, UnattendedMode, Verdict) are spelled in config
+// and JSON by a table of names indexed by value.
+
+// spelling returns v's name in names, or TYPE(N) for a value out of
+// range.
+func spelling[T ~uint8](names []string, v T, typ string) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, uint8(v))
+}
+
+// lookup finds s, ignoring case and surrounding space, in names.
+func lookup[T ~uint8](names []string, s string) (T, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	for i, n := range names {
+		if n == s {
+			return T(i), true
+		}
+	}
+	return 0, false
+}
+
+// marshalName is MarshalText of v: its name, or an error for a value out
+// of range.
+func marshalName[T interface {
+	~uint8
+	fmt.Stringer
+}](names []string, v T) ([]byte, error) {
+	if int(v) >= len(names) {
 		return nil, fmt.Errorf("marshal %v: %w", v, ErrUnknownMode)
 	}
 	return []byte(v.String()), nil
 }
 
-// UnmarshalText implements encoding.TextUnmarshaler; unknown names are
-// an error.
-func (v *Verdict) UnmarshalText(b []byte) error {
-	p, err := ParseVerdict(string(b))
+// unmarshalName is UnmarshalText of *dst, read with parse; unknown names
+// are an error.
+func unmarshalName[T any](dst *T, b []byte, parse func(string) (T, error)) error {
+	v, err := parse(string(b))
 	if err != nil {
 		return err
 	}
-	*v = p
+	*dst = v
 	return nil
 }

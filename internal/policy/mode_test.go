@@ -6,12 +6,31 @@ import (
 	"testing"
 )
 
+// parseCase is a spelling and what a parser reads it as.
+type parseCase[T comparable] struct {
+	in      string
+	want    T
+	wantErr bool
+}
+
+// checkParse reads each case with parse (named name in messages) and
+// wants its value and whether it erred; every error must wrap wraps,
+// unless it is nil.
+func checkParse[T comparable](t *testing.T, name string, parse func(string) (T, error), wraps error, cases []parseCase[T]) {
+	t.Helper()
+	for _, tt := range cases {
+		got, err := parse(tt.in)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("%s(%q) = %v, %v; want %v, err %v", name, tt.in, got, err, tt.want, tt.wantErr)
+		}
+		if err != nil && wraps != nil && !errors.Is(err, wraps) {
+			t.Errorf("%s(%q) error %v does not wrap %v", name, tt.in, err, wraps)
+		}
+	}
+}
+
 func TestParseMode(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    Mode
-		wantErr bool
-	}{
+	checkParse(t, "ParseMode", ParseMode, ErrUnknownMode, []parseCase[Mode]{
 		{"manual", ModeManual, false},
 		{"smart", ModeSmart, false},
 		{"off", ModeOff, false},
@@ -19,24 +38,12 @@ func TestParseMode(t *testing.T) {
 		{"Smart", ModeSmart, false},
 		{"yolo", ModeManual, true},
 		{"", ModeManual, true},
-	}
-	for _, tt := range tests {
-		got, err := ParseMode(tt.in)
-		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("ParseMode(%q) = %v, %v; want %v, err %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
-		if err != nil && !errors.Is(err, ErrUnknownMode) {
-			t.Errorf("ParseMode(%q) error %v does not wrap ErrUnknownMode", tt.in, err)
-		}
-	}
+	})
 }
 
 func TestParseUnattendedMode(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    UnattendedMode
-		wantErr bool
-	}{
+	// Errors wrap ErrUnknownMode, but for ask's (below).
+	checkParse(t, "ParseUnattendedMode", ParseUnattendedMode, nil, []parseCase[UnattendedMode]{
 		{"approve", UnattendedApprove, false},
 		{"APPROVE", UnattendedApprove, false},
 		{"deny", UnattendedDeny, false},
@@ -49,37 +56,21 @@ func TestParseUnattendedMode(t *testing.T) {
 		{"", UnattendedDeny, true},
 		// ask is kanban_mode's alone: elsewhere it is refused.
 		{"ask", UnattendedDeny, true},
-	}
-	for _, tt := range tests {
-		got, err := ParseUnattendedMode(tt.in)
-		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("ParseUnattendedMode(%q) = %v, %v; want %v, err %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
+	})
 	if _, err := ParseUnattendedMode(" ASK"); !errors.Is(err, ErrAskNotHere) {
 		t.Errorf("ParseUnattendedMode(ask): %v, want ErrAskNotHere", err)
 	}
 }
 
 func TestParseKanbanMode(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    UnattendedMode
-		wantErr bool
-	}{
+	checkParse(t, "ParseKanbanMode", ParseKanbanMode, ErrUnknownMode, []parseCase[UnattendedMode]{
 		{"ask", UnattendedAsk, false},
 		{" Ask", UnattendedAsk, false},
 		{"approve", UnattendedApprove, false},
 		{"deny", UnattendedDeny, false},
 		{"asks", UnattendedDeny, true},
 		{"", UnattendedDeny, true},
-	}
-	for _, tt := range tests {
-		got, err := ParseKanbanMode(tt.in)
-		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("ParseKanbanMode(%q) = %v, %v; want %v, err %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
+	})
 	// ask is not an approval: wherever it is combined as a mode (a
 	// lineage with no channel to ask on) it denies.
 	if UnattendedAsk.Approves() || DenyWins(UnattendedApprove, UnattendedAsk).Approves() {

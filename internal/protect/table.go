@@ -105,6 +105,11 @@ func builtin() []Entry {
 	add(rows(ReadWrite, Hardline, ClassSelf, "warden's own state or configuration (default locations)",
 		".config/warden/**", ".local/state/warden/**", "/etc/warden/**",
 		"Library/Application Support/warden/**")...)
+	// warden's programs where they are installed: replaced (by /bin/true,
+	// say), the hook an agent's tool calls pass through would no longer
+	// judge them.
+	add(rows(Write, Hardline, ClassSelf, "warden's own programs, where they are installed",
+		"bin/warden", "bin/warden-hook")...)
 
 	// Raw block devices.
 	for _, p := range []string{"/dev/sd*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/nvme*", "/dev/mmcblk*", "/dev/md*", "/dev/md/**",

@@ -126,6 +126,13 @@ func (c *cmd) argPaths() {
 		} else if strings.HasPrefix(a.Value, "-") && a.Static {
 			continue
 		}
+		if len(a.Value) > 7 && strings.EqualFold(a.Value[:7], "file://") {
+			// A file URL (curl file://$HOME/…) names its path.
+			a = sub(a, 7)
+			if len(a.Value) > 10 && strings.EqualFold(a.Value[:10], "localhost/") {
+				a = sub(a, 9)
+			}
+		}
 		cls, tier, d := c.w.argClass(a, accRead)
 		switch {
 		case cls == clsWardenSelf || cls == clsProcMem:

@@ -4,7 +4,18 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
 )
+
+// singleQuoted is the value of '…' (its body as written) or of $'…'
+// (its body decoded).
+func singleQuoted(q *syntax.SglQuoted) string {
+	if q.Dollar {
+		return ansiC(q.Value)
+	}
+	return q.Value
+}
 
 // ansiC decodes the body of a bash $'…' string. mvdan.cc/sh's expander
 // leaves \cX alone, which bash turns into a control character, so warden

@@ -79,8 +79,9 @@ func ruleTar(c *cmd) {
 		}
 	case p.has("c", "r", "u", "A"):
 		c.writes(p.values("f"))
-		c.tree(p.operands, accRead)
-		c.reads(p.operands)
+		ops := append(p.operands, inDirs(p.values("C"), p.operands)...)
+		c.tree(ops, accRead)
+		c.reads(ops)
 		if secret := c.w.meta[c.idx].secret; secret != "" {
 			for _, f := range p.values("f") {
 				if f.Static && f.Value != "-" {
@@ -89,6 +90,26 @@ func ruleTar(c *cmd) {
 			}
 		}
 	}
+}
+
+// inDirs is each relative operand joined to each directory of -C: tar
+// -C ~/.config -c warden reads ~/.config/warden. (tar applies each -C to
+// the operands after it; every pairing over-approximates that.)
+func inDirs(dirs, operands []Arg) []Arg {
+	var out []Arg
+	for _, d := range dirs {
+		for _, o := range operands {
+			if strings.HasPrefix(o.Value, "/") || strings.HasPrefix(o.Value, "~") || strings.HasPrefix(o.Value, "-") {
+				continue
+			}
+			j := o
+			j.Value = strings.TrimSuffix(d.Value, "/") + "/" + o.Value
+			j.Static = d.Static && o.Static
+			j.Glob = d.Glob || o.Glob
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // isTarKeys reports an old-style tar key bundle (cvzf, xf, tf).

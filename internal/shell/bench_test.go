@@ -29,13 +29,21 @@ func BenchmarkAnalyzeTypical(b *testing.B) {
 }
 
 func BenchmarkAnalyze64KiB(b *testing.B) {
+	script := first64KiB(func(i int) string { return typical[i%len(typical)] + "\n" })
+	benchScript(b, script[:strings.LastIndexByte(script, '\n')+1])
+}
+
+// first64KiB is the first 64 KiB of piece(0), piece(1), … run together.
+func first64KiB(piece func(i int) string) string {
 	var sb strings.Builder
 	for i := 0; sb.Len() < 64<<10; i++ {
-		sb.WriteString(typical[i%len(typical)])
-		sb.WriteByte('\n')
+		sb.WriteString(piece(i))
 	}
-	script := sb.String()[:64<<10]
-	script = script[:strings.LastIndexByte(script, '\n')+1]
+	return sb.String()[:64<<10]
+}
+
+// benchScript times Analyze on script, which must parse.
+func benchScript(b *testing.B, script string) {
 	b.SetBytes(int64(len(script)))
 	for b.Loop() {
 		if a := Analyze(script); a.Verdict == Malformed {
@@ -52,18 +60,8 @@ func BenchmarkAnalyze64KiBScript(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sb strings.Builder
-	for i := 0; sb.Len() < 64<<10; i++ {
-		sb.WriteString(strings.ReplaceAll(string(tmpl), "main", fmt.Sprint("main", i)))
-	}
-	script := sb.String()[:64<<10]
-	script = script[:strings.LastIndex(script, "\nmain")+1]
-	b.SetBytes(int64(len(script)))
-	for b.Loop() {
-		if a := Analyze(script); a.Verdict == Malformed {
-			b.Fatal(a.Error)
-		}
-	}
+	script := first64KiB(func(i int) string { return strings.ReplaceAll(string(tmpl), "main", fmt.Sprint("main", i)) })
+	benchScript(b, script[:strings.LastIndex(script, "\nmain")+1])
 }
 
 // BenchmarkAnalyzeTypicalInDir is the typical commands as the gate

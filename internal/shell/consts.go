@@ -23,6 +23,10 @@ type constVal struct {
 	// elems are an array's elements (a=(x y z)), when array is set.
 	elems []string
 	array bool
+	// export: the variable is in the environment of the commands run
+	// after offset exportAt (export H=~, or H=~; export H).
+	export   bool
+	exportAt int
 }
 
 // constants finds the constants of a parsed text.
@@ -35,8 +39,19 @@ func (w *walker) constants(f *syntax.File) map[string]constVal {
 	ifs := false
 	walkTree(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.DeclClause:
+			// declare H or local H (no value) can make a new, empty
+			// variable in a function; export H and readonly H keep
+			// the value.
+			if n.Variant.Value != "export" && n.Variant.Value != "readonly" {
+				for _, as := range n.Args {
+					if as.Naked && as.Name != nil {
+						named[as.Name.Value] = true
+					}
+				}
+			}
 		case *syntax.Assign:
-			if n.Name != nil {
+			if n.Name != nil && !n.Naked {
 				assigned[n.Name.Value]++
 				if n.Name.Value == "IFS" {
 					ifs = true
@@ -45,6 +60,10 @@ func (w *walker) constants(f *syntax.File) map[string]constVal {
 		case *syntax.WordIter:
 			named[n.Name.Value] = true
 		case *syntax.CallExpr:
+			if name, ok := readHere(n); ok {
+				assigned[name]++
+				return true
+			}
 			for _, a := range n.Args[min(1, len(n.Args)):] {
 				if lit := a.Lit(); lit != "" {
 					name, _, _ := strings.Cut(lit, "=")
@@ -79,8 +98,22 @@ func (w *walker) constants(f *syntax.File) map[string]constVal {
 			continue
 		}
 		var list []*syntax.Assign
+		export := false
 		switch c := st.Cmd.(type) {
 		case *syntax.CallExpr:
+			if name, ok := readHere(c); ok && assigned[name] == 1 && !named[name] && len(st.Redirs) == 1 &&
+				st.Redirs[0].Op == syntax.WordHdoc && st.Redirs[0].N == nil {
+				word := st.Redirs[0].Word
+				// read NAME <<< WORD: the word's value, when it holds
+				// nothing read would split, trim or unescape.
+				if v, ok := assignedWord(word); ok && !strings.ContainsAny(v, " \t\n\\") {
+					if out == nil {
+						out = map[string]constVal{}
+					}
+					out[name] = constVal{value: uncr(v, w.lvl.cr), after: int(st.End().Offset())}
+				}
+				continue
+			}
 			if len(c.Args) != 0 {
 				continue
 			}
@@ -90,10 +123,19 @@ func (w *walker) constants(f *syntax.File) map[string]constVal {
 				continue
 			}
 			list = c.Args
+			export = exportsAll(c)
 		default:
 			continue
 		}
 		for _, as := range list {
+			if export && as.Naked && as.Name != nil {
+				// export H after H=~: exported from here on.
+				if cv, ok := out[as.Name.Value]; ok && !cv.export {
+					cv.export, cv.exportAt = true, int(st.End().Offset())
+					out[as.Name.Value] = cv
+				}
+				continue
+			}
 			if as.Name == nil || as.Naked || as.Append || as.Index != nil {
 				continue
 			}
@@ -125,6 +167,7 @@ func (w *walker) constants(f *syntax.File) map[string]constVal {
 				}
 				cv.value = uncr(val, w.lvl.cr)
 			}
+			cv.export, cv.exportAt = export, cv.after
 			if out == nil {
 				out = map[string]constVal{}
 			}
@@ -134,13 +177,52 @@ func (w *walker) constants(f *syntax.File) map[string]constVal {
 	return out
 }
 
-// mayHaveConstants is a quick test: an assignment statement at the top
-// level.
+// readHere matches `read [-r] NAME` (its input, a here-string or
+// anything else, is the statement's): the name read.
+func readHere(c *syntax.CallExpr) (string, bool) {
+	if len(c.Assigns) != 0 || len(c.Args) < 2 || len(c.Args) > 3 || c.Args[0].Lit() != "read" {
+		return "", false
+	}
+	name := c.Args[len(c.Args)-1].Lit()
+	if len(c.Args) == 3 && c.Args[1].Lit() != "-r" || !validName(name) {
+		return "", false
+	}
+	return name, true
+}
+
+// exportsAll reports a declaration that exports what it names: export,
+// or declare/typeset with -x (and no +x).
+func exportsAll(d *syntax.DeclClause) bool {
+	if d.Variant.Value == "export" {
+		return true
+	}
+	if d.Variant.Value != "declare" && d.Variant.Value != "typeset" {
+		return false
+	}
+	x := false
+	for _, as := range d.Args {
+		if !as.Naked || as.Value == nil {
+			continue
+		}
+		if opt := as.Value.Lit(); len(opt) > 1 && opt[0] == '-' && strings.ContainsRune(opt, 'x') {
+			x = true
+		} else if len(opt) > 1 && opt[0] == '+' && strings.ContainsRune(opt, 'x') {
+			return false
+		}
+	}
+	return x
+}
+
+// mayHaveConstants is a quick test: an assignment statement (or a
+// read) at the top level.
 func mayHaveConstants(f *syntax.File) bool {
 	for _, st := range f.Stmts {
 		switch c := st.Cmd.(type) {
 		case *syntax.CallExpr:
 			if len(c.Args) == 0 && len(c.Assigns) > 0 {
+				return true
+			}
+			if _, ok := readHere(c); ok {
 				return true
 			}
 		case *syntax.DeclClause:
@@ -194,11 +276,7 @@ func staticWord(word *syntax.Word) (string, bool) {
 			}
 			b.WriteString(p.Value)
 		case *syntax.SglQuoted:
-			if p.Dollar {
-				b.WriteString(ansiC(p.Value))
-			} else {
-				b.WriteString(p.Value)
-			}
+			b.WriteString(singleQuoted(p))
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				lit, ok := q.(*syntax.Lit)

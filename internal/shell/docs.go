@@ -3,6 +3,7 @@ package shell
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -26,13 +27,15 @@ func Markdown() string {
 		byFamily[c.Family] = append(byFamily[c.Family], c)
 	}
 	for _, fam := range sortedKeys(byFamily) {
-		fmt.Fprintf(&b, "**%s**\n\n| class | tier | what |\n|---|---|---|\n", fam)
+		fmt.Fprintf(&b, "**%s**\n\n", fam)
+		tableRow(&b, "class", "tier", "what")
+		tableRule(&b, 3)
 		for _, c := range byFamily[fam] {
 			tier := string(c.Tier)
 			if c.Opaque {
 				tier += ", opaque"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Key, tier, escapeCell(c.Description))
+			tableRow(&b, mdCode(c.Key), tier, escapeCell(c.Description))
 		}
 		b.WriteString("\n")
 	}
@@ -48,19 +51,21 @@ func Markdown() string {
 	b.WriteString("### Launchers\n\nPrograms that run their operands (or an option's value) as a command. " +
 		"Their options are read with getopt's rules; an option a launcher does not know makes the rest " +
 		"`exec.dynamic` (both readings — the option with and without a value — are walked).\n\n")
-	b.WriteString("| launcher | operands before the command | runs nothing with | shell code in | as another user | note |\n|---|---|---|---|---|---|\n")
+	tableRow(&b, "launcher", "operands before the command", "runs nothing with", "shell code in", "as another user", "note")
+	tableRule(&b, 6)
 	for _, n := range sortedKeys(launchers) {
 		l := launchers[n]
-		fmt.Fprintf(&b, "| `%s` | %d | %s | %s | %s | %s |\n", n, l.positional, optList(l.inspect), optList(l.code), yes(l.user), escapeCell(l.doc))
+		tableRow(&b, mdCode(n), strconv.Itoa(l.positional), optList(l.inspect), optList(l.code), yes(l.user), escapeCell(l.doc))
 	}
 
 	b.WriteString("\n### Interpreters\n\nInline code (`-c`, `-e`, …), a program read from standard input and a " +
 		"here-document go through the code analyser (`internal/codescan`) that judges the code tool: the " +
 		"commands it finds are analysed here, and code it cannot read completely is `exec.inline_code` (opaque).\n\n")
-	b.WriteString("| program | language | inline code options | reads a program from stdin |\n|---|---|---|---|\n")
+	tableRow(&b, "program", "language", "inline code options", "reads a program from stdin")
+	tableRule(&b, 4)
 	for _, n := range sortedKeys(interpreters) {
 		in := interpreters[n]
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, in.lang, optList(in.inline), yes(in.stdin))
+		tableRow(&b, mdCode(n), in.lang, optList(in.inline), yes(in.stdin))
 	}
 
 	b.WriteString("\n### Known-safe programs (`analysis.profile: strict`)\n\n")
@@ -85,10 +90,23 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// tableRow writes a row of a Markdown table.
+func tableRow(b *strings.Builder, cells ...string) {
+	b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+}
+
+// tableRule writes the line under a Markdown table's header of n columns.
+func tableRule(b *strings.Builder, n int) {
+	b.WriteString(strings.Repeat("|---", n) + "|\n")
+}
+
+// mdCode is name as Markdown code.
+func mdCode(name string) string { return "`" + name + "`" }
+
 func codeList(names []string) string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = "`" + n + "`"
+		out[i] = mdCode(n)
 	}
 	return strings.Join(out, ", ")
 }

@@ -411,3 +411,26 @@ func slicesHas(list []string, s string) bool {
 	}
 	return false
 }
+
+// hasAny reports whether list holds any of vs.
+func hasAny(list []string, vs ...string) bool {
+	for _, v := range vs {
+		if slicesHas(list, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFlag reports whether words holds one of flags: as written, or, for
+// a one-letter flag ("-d"), inside a bundle of short options ("-di").
+func hasFlag(words []string, flags ...string) bool {
+	for _, w := range words {
+		for _, f := range flags {
+			if w == f || len(f) == 2 && strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w[1:], f[1:]) {
+				return true
+			}
+		}
+	}
+	return false
+}

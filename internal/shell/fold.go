@@ -20,16 +20,7 @@ const maxFolded = 64 << 10
 
 // transform computes what a decoder prints for in, given its argv.
 func transform(name string, argv []string, in string) (string, bool) {
-	has := func(fs ...string) bool {
-		for _, w := range argv[1:] {
-			for _, f := range fs {
-				if w == f || len(f) == 2 && strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w[1:], f[1:]) {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	has := func(fs ...string) bool { return hasFlag(argv[1:], fs...) }
 	for _, w := range argv[1:] {
 		if !strings.HasPrefix(w, "-") {
 			return "", false // reads a file, not the pipe
@@ -137,6 +128,25 @@ func (w *walker) foldStmts(list []*syntax.Stmt) (string, bool) {
 	return w.foldCall(st, "", false)
 }
 
+// lookedUp matches a look-up of a program on PATH (which NAME, command
+// -v NAME, type -P NAME) and returns the name.
+func lookedUp(name string, argv []string) (string, bool) {
+	var prog string
+	switch {
+	case name == "which" && len(argv) == 2:
+		prog = argv[1]
+	case name == "command" && len(argv) == 3 && argv[1] == "-v",
+		name == "type" && len(argv) == 3 && (argv[1] == "-P" || argv[1] == "-p"):
+		prog = argv[2]
+	default:
+		return "", false
+	}
+	if prog == "" || strings.ContainsAny(prog, "/ \t\n") || strings.HasPrefix(prog, "-") {
+		return "", false
+	}
+	return prog, true
+}
+
 // foldCall returns what one simple command prints, given what it reads
 // on stdin (in, when piped is set), when that can be known.
 func (w *walker) foldCall(st *syntax.Stmt, in string, piped bool) (string, bool) {
@@ -179,6 +189,13 @@ func (w *walker) foldCall(st *syntax.Stmt, in string, piped bool) (string, bool)
 	name := cmdName(argv[0])
 	if name == "echo" || name == "printf" {
 		return echoOutput(name, args)
+	}
+	if prog, ok := lookedUp(name, argv); ok {
+		// which NAME prints where NAME is on PATH: some bin directory.
+		// The place stands in for all of them; what is judged of it —
+		// a program of warden's replaced, a system directory written —
+		// depends on the name and on its being in a bin directory.
+		return "/usr/local/bin/" + prog + "\n", true
 	}
 	if !piped {
 		return "", false

@@ -64,6 +64,11 @@ const (
 	lenient
 )
 
+// styleLetters are the letters of a spec's flags string (see spec).
+var styleLetters = map[rune]optStyle{
+	'+': stopAtOperand, '!': noAbbrev, '-': singleDash, 'n': negatable, '#': numeric, 'L': lenient,
+}
+
 // optSpec is how one program reads its options. It is built on first
 // use (see data): the analyser knows several hundred programs, and
 // building every table when the package loaded was most of the start-up
@@ -92,7 +97,7 @@ func (s *optSpec) data() *specData {
 
 // spec builds an optSpec. flags is a string of style letters: "+"
 // stopAtOperand, "!" noAbbrev, "-" singleDash, "n" negatable, "#"
-// numeric. Each def is "a|b|long" with "=" appended when the option takes
+// numeric, "L" lenient (styleLetters). Each def is "a|b|long" with "=" appended when the option takes
 // a value and "?" when the value is optional (attached only).
 func spec(flags string, defs ...string) *optSpec {
 	return &optSpec{flags: flags, raw: defs}
@@ -104,20 +109,7 @@ func (sp *optSpec) build() {
 	s := &sp.d
 	s.long = map[string]int16{}
 	for _, f := range flags {
-		switch f {
-		case '+':
-			s.style |= stopAtOperand
-		case '!':
-			s.style |= noAbbrev
-		case '-':
-			s.style |= singleDash
-		case 'n':
-			s.style |= negatable
-		case '#':
-			s.style |= numeric
-		case 'L':
-			s.style |= lenient
-		}
+		s.style |= styleLetters[f]
 	}
 	for _, d := range defs {
 		arg, n := argNone, 0
@@ -445,23 +437,32 @@ func (sp *optSpec) id(name string) int16 {
 // has reports whether any of the named options is set (and, for a
 // negatable option, not turned off again after).
 func (p *opts) has(names ...string) bool {
+	return p.anyOn(optHit.set, names...)
+}
+
+// anyOn reports whether any of the named options is on by its last use
+// in the argv, as on reads a use.
+func (p *opts) anyOn(on func(optHit) bool, names ...string) bool {
 	for _, n := range names {
 		id := p.spec.id(n)
 		if id == 0 {
 			continue
 		}
-		on := false
+		last := false
 		for _, h := range p.hits {
 			if h.def == id {
-				on = !h.neg
+				last = on(h)
 			}
 		}
-		if on {
+		if last {
 			return true
 		}
 	}
 	return false
 }
+
+// set reports whether the use sets its option (not --no-NAME).
+func (h optHit) set() bool { return !h.neg }
 
 // value returns the last value given to any of the named options.
 func (p *opts) value(names ...string) (Arg, bool) {

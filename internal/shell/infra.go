@@ -156,16 +156,7 @@ func ruleCloud(c *cmd) {
 	if len(ops) == 0 {
 		return
 	}
-	has := func(words ...string) bool {
-		for _, o := range ops {
-			for _, w := range words {
-				if o == w {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	has := func(words ...string) bool { return hasAny(ops, words...) }
 	switch c.name {
 	case "aws":
 		if len(ops) > 1 && (strings.HasPrefix(ops[1], "delete-") || strings.HasPrefix(ops[1], "terminate-") || strings.HasPrefix(ops[1], "deregister-") ||

@@ -261,6 +261,12 @@ func ruleNetcat(c *cmd) {
 				f.Value, _, _ = strings.Cut(f.Value, ",")
 				files = append(files, f)
 				c.writes([]Arg{f})
+			case strings.HasPrefix(typ, "unix") || typ == "pipe" || typ == "named" || typ == "local":
+				// A socket or FIFO by its path: connecting to warden's
+				// admin socket is reaching warden.
+				f := sub(a, len(typ)+1)
+				f.Value, _, _ = strings.Cut(f.Value, ",")
+				c.writes([]Arg{f})
 			case strings.HasPrefix(typ, "tcp") || strings.HasPrefix(typ, "udp") || strings.HasPrefix(typ, "ssl") ||
 				strings.HasPrefix(typ, "openssl") || strings.HasPrefix(typ, "sctp") || strings.HasPrefix(typ, "socks") ||
 				strings.HasPrefix(typ, "proxy") || strings.HasPrefix(typ, "dccp"):
@@ -512,16 +518,7 @@ func ruleFirewall(c *cmd) {
 // isDecoder reports a command that decodes or unscrambles its input.
 func isDecoder(c *Command) bool {
 	words := c.Words()
-	has := func(fs ...string) bool {
-		for _, w := range words[1:] {
-			for _, f := range fs {
-				if w == f || (strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && len(f) == 2 && strings.Contains(w[1:], f[1:])) {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	has := func(fs ...string) bool { return hasFlag(words[1:], fs...) }
 	switch c.key() {
 	case "base64", "base32", "basenc":
 		return has("-d", "--decode", "-D")

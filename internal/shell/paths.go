@@ -122,10 +122,16 @@ func closingBrace(s string) int {
 // ("/proc/$PPID/environ", "/home/$(whoami)/.ssh/id_rsa") into a glob in
 // which each run-time part is "*": the path is one of the glob's
 // matches, so a protected file it could name is seen. A shape that does
-// not start with "/" (its run-time prefix could be any directory) gives
-// no pattern.
+// not start with "/", "~/" or the home's variable (its run-time prefix
+// could be any directory) gives no pattern.
 func dynamicPattern(shape string) (string, bool) {
-	if !strings.HasPrefix(shape, "/") {
+	// The home, by name or by its variable, is a known start too.
+	for _, home := range []string{"$HOME/", "${HOME}/"} {
+		if strings.HasPrefix(shape, home) {
+			shape = "~/" + shape[len(home):]
+		}
+	}
+	if !strings.HasPrefix(shape, "/") && !strings.HasPrefix(shape, "~/") {
 		return "", false
 	}
 	var b strings.Builder

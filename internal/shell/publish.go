@@ -26,29 +26,15 @@ var _ = family(func() {
 // flagOn reports whether one of the named options is set and not turned
 // off by its value (--dry-run, but not --dry-run=false).
 func (p *opts) flagOn(names ...string) bool {
-	for _, n := range names {
-		id := p.spec.id(n)
-		if id == 0 {
-			continue
-		}
-		on := false
-		for _, h := range p.hits {
-			if h.def != id {
-				continue
-			}
-			on = !h.neg
-			if h.hasVal {
-				switch strings.ToLower(h.val.Value) {
-				case "false", "0", "no", "off":
-					on = false
-				}
+	return p.anyOn(func(h optHit) bool {
+		if h.hasVal {
+			switch strings.ToLower(h.val.Value) {
+			case "false", "0", "no", "off":
+				return false
 			}
 		}
-		if on {
-			return true
-		}
-	}
-	return false
+		return h.set()
+	}, names...)
 }
 
 // publish judges npm, pnpm, yarn and bun: publish, unpublish and

@@ -704,16 +704,7 @@ func ruleTerminal(c *cmd) {
 // ruleSecretTool: keychain and secret-store commands that print a secret.
 func ruleSecretTool(c *cmd) {
 	ws := words(c.args[1:])
-	has := func(vs ...string) bool {
-		for _, w := range ws {
-			for _, v := range vs {
-				if w == v {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	has := func(vs ...string) bool { return hasAny(ws, vs...) }
 	printing := false
 	switch c.name {
 	case "security":

@@ -146,6 +146,12 @@ type walker struct {
 	// nextPos are the positional parameters ($0 first) of the next
 	// payload (sh -c CODE NAME ARGS…), when all are static.
 	nextPos []string
+	// nextEnv are the variables the next payload inherits with values
+	// known here (H=~ bash -c …, env H=~ sh -c …, export H=~; sh -c …).
+	nextEnv map[string]string
+	// stmtOff is the offset, in the level's text, of the simple command
+	// being walked: exports made before it reach its payloads.
+	stmtOff int
 	// globstar is set once the line runs shopt -s globstar.
 	globstar bool
 	// tableCache is the protected-path table built from
@@ -445,6 +451,17 @@ func (w *walker) stmt(st *syntax.Stmt, via []string, in stdin) {
 		if loopBomb(c) {
 			w.find(-1, clsForkBomb, w.span(c.Pos(), c.End()))
 		}
+		if it, ok := c.Loop.(*syntax.WordIter); ok {
+			// The loop's values are what its words expand to, one at a
+			// time: a word naming warden's files (for f in
+			// ~/.config/w*) hands them to the body as an assignment
+			// would.
+			for _, word := range it.Items {
+				for _, a := range w.word(word) {
+					w.assignedPath(-1, a)
+				}
+			}
+		}
 		if !w.forEach(c, via) {
 			w.compound(c, via)
 		}
@@ -479,30 +496,7 @@ func (w *walker) forEach(f *syntax.ForClause, via []string) bool {
 		}
 		vals = append(vals, uncr(v, w.lvl.cr))
 	}
-	sets := false
-	for _, st := range f.Do {
-		walkTree(st, func(n syntax.Node) bool {
-			switch n := n.(type) {
-			case *syntax.Assign:
-				sets = sets || n.Name != nil && n.Name.Value == name
-			case *syntax.CallExpr:
-				// A function, a sourced file or eval can set the
-				// variable where this walk cannot see it.
-				if len(n.Args) > 0 {
-					cmd := n.Args[0].Lit()
-					sets = sets || cmd == "" || cmd == "source" || cmd == "." || cmd == "eval" || w.funcs[cmd] != nil
-				}
-				for _, a := range n.Args {
-					lit := a.Lit()
-					sets = sets || lit == name || strings.HasPrefix(lit, name+"=") || strings.HasPrefix(lit, name+"[")
-				}
-			case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.WordIter, *syntax.FuncDecl:
-				sets = true // keep it simple: any of these may set it
-			}
-			return !sets
-		})
-	}
-	if sets || len(vals) > 1 && w.nest > 8 {
+	if w.mayAssign(f.Do, name) || len(vals) > 1 && w.nest > 8 {
 		return false
 	}
 	consts := make(map[string]constVal, len(w.lvl.consts)+1)
@@ -517,6 +511,38 @@ func (w *walker) forEach(f *syntax.ForClause, via []string) bool {
 	}
 	w.lvl.consts = prev
 	return true
+}
+
+// mayAssign reports whether stmts could set the variable name: by an
+// assignment, a declaration, read or unset, a function call, a sourced
+// file or eval (which can set it where this walk cannot see), a loop or
+// arithmetic (kept simple: any of these may).
+func (w *walker) mayAssign(stmts []*syntax.Stmt, name string) bool {
+	sets := false
+	for _, st := range stmts {
+		walkTree(st, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.Assign:
+				sets = sets || n.Name != nil && n.Name.Value == name
+			case *syntax.CallExpr:
+				if len(n.Args) > 0 {
+					cmd := n.Args[0].Lit()
+					sets = sets || cmd == "" || cmd == "source" || cmd == "." || cmd == "eval" || w.funcs[cmd] != nil
+				}
+				for _, a := range n.Args {
+					lit := a.Lit()
+					sets = sets || lit == name || strings.HasPrefix(lit, name+"=") || strings.HasPrefix(lit, name+"[")
+				}
+			case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.WordIter, *syntax.FuncDecl:
+				sets = true
+			}
+			return !sets
+		})
+		if sets {
+			return true
+		}
+	}
+	return false
 }
 
 // compound walks every statement and substitution inside a compound
@@ -744,6 +770,7 @@ func (w *walker) decl(d *syntax.DeclClause, via []string) {
 
 // call handles a simple command.
 func (w *walker) call(ce *syntax.CallExpr, st *syntax.Stmt, via []string, in stdin, redirs []Redirect) {
+	w.stmtOff = int(ce.Pos().Offset())
 	var assigns []string
 	for _, as := range ce.Assigns {
 		if as.Index != nil {
@@ -1046,6 +1073,10 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 	if pos != nil && !setsPositional(f) {
 		w.lvl.consts = withPositional(w.lvl.consts, pos[0], pos[1:])
 	}
+	if env := w.nextEnv; len(env) > 0 {
+		w.nextEnv = nil
+		w.lvl.consts = w.inherit(w.lvl.consts, f, env)
+	}
 	w.stmts(f.Stmts, via, in)
 	if cf != nil {
 		w.lvl = &level{src: clean, outer: sp}
@@ -1053,6 +1084,50 @@ func (w *walker) nested(code string, via []string, sp Span, off int, in stdin, k
 		w.stmts(cf.Stmts, appendVia(via, asDisplayed), in)
 	}
 	w.lvl = saved
+}
+
+// inherit adds to a payload's constants the variables it inherits from
+// its environment with values known outside, unless its text could set
+// them itself.
+func (w *walker) inherit(consts map[string]constVal, f *syntax.File, env map[string]string) map[string]constVal {
+	for name, val := range env {
+		if _, ok := consts[name]; ok || w.mayAssign(f.Stmts, name) {
+			continue
+		}
+		if consts == nil {
+			consts = map[string]constVal{}
+		}
+		consts[name] = constVal{value: val, export: true} // inherited: exported
+	}
+	return consts
+}
+
+// childEnv is the environment a payload run by command idx inherits,
+// as far as it is known: the line's exported constants visible at the
+// command, and the command's own assignments (H=~ sh -c, env H=~ sh -c)
+// whose values hold no expansion.
+func (w *walker) childEnv(idx int) map[string]string {
+	var env map[string]string
+	for name, cv := range w.lvl.consts {
+		if !cv.export || cv.array || cv.after > w.stmtOff || cv.exportAt > w.stmtOff {
+			continue
+		}
+		if env == nil {
+			env = map[string]string{}
+		}
+		env[name] = cv.value
+	}
+	for _, as := range w.a.Commands[idx].Assigns {
+		name, val, _ := strings.Cut(as, "=")
+		if strings.ContainsAny(val, "$`") || !validName(name) {
+			continue
+		}
+		if env == nil {
+			env = map[string]string{}
+		}
+		env[name] = val
+	}
+	return env
 }
 
 // textConsts are the constants of a parsed text, with the positional

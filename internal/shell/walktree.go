@@ -26,120 +26,74 @@ func walkTree(node syntax.Node, f func(syntax.Node) bool) {
 	}
 	switch n := node.(type) {
 	case *syntax.File:
-		walkStmts(n.Stmts, f)
+		walkList(n.Stmts, f)
 	case *syntax.Comment:
 	case *syntax.Stmt:
-		if n.Cmd != nil {
-			walkTree(n.Cmd, f)
-		}
-		for _, r := range n.Redirs {
-			walkTree(r, f)
-		}
+		walkOpt(n.Cmd, f)
+		walkList(n.Redirs, f)
 	case *syntax.Assign:
-		if n.Name != nil {
-			walkTree(n.Name, f)
-		}
-		if n.Value != nil {
-			walkTree(n.Value, f)
-		}
-		if n.Index != nil {
-			walkTree(n.Index, f)
-		}
-		if n.Array != nil {
-			walkTree(n.Array, f)
-		}
+		walkOpt(n.Name, f)
+		walkOpt(n.Value, f)
+		walkOpt(n.Index, f)
+		walkOpt(n.Array, f)
 	case *syntax.Redirect:
-		if n.N != nil {
-			walkTree(n.N, f)
-		}
+		walkOpt(n.N, f)
 		walkTree(n.Word, f)
-		if n.Hdoc != nil {
-			walkTree(n.Hdoc, f)
-		}
+		walkOpt(n.Hdoc, f)
 	case *syntax.CallExpr:
-		for _, a := range n.Assigns {
-			walkTree(a, f)
-		}
-		walkWords(n.Args, f)
+		walkList(n.Assigns, f)
+		walkList(n.Args, f)
 	case *syntax.Subshell:
-		walkStmts(n.Stmts, f)
+		walkList(n.Stmts, f)
 	case *syntax.Block:
-		walkStmts(n.Stmts, f)
+		walkList(n.Stmts, f)
 	case *syntax.IfClause:
-		walkStmts(n.Cond, f)
-		walkStmts(n.Then, f)
-		if n.Else != nil {
-			walkTree(n.Else, f)
-		}
+		walkList(n.Cond, f)
+		walkList(n.Then, f)
+		walkOpt(n.Else, f)
 	case *syntax.WhileClause:
-		walkStmts(n.Cond, f)
-		walkStmts(n.Do, f)
+		walkList(n.Cond, f)
+		walkList(n.Do, f)
 	case *syntax.ForClause:
 		walkTree(n.Loop, f)
-		walkStmts(n.Do, f)
+		walkList(n.Do, f)
 	case *syntax.WordIter:
 		walkTree(n.Name, f)
-		walkWords(n.Items, f)
+		walkList(n.Items, f)
 	case *syntax.CStyleLoop:
-		if n.Init != nil {
-			walkTree(n.Init, f)
-		}
-		if n.Cond != nil {
-			walkTree(n.Cond, f)
-		}
-		if n.Post != nil {
-			walkTree(n.Post, f)
-		}
+		walkOpt(n.Init, f)
+		walkOpt(n.Cond, f)
+		walkOpt(n.Post, f)
 	case *syntax.BinaryCmd:
 		walkTree(n.X, f)
 		walkTree(n.Y, f)
 	case *syntax.FuncDecl:
-		if n.Name != nil {
-			walkTree(n.Name, f)
-		}
-		for _, l := range n.Names {
-			walkTree(l, f)
-		}
+		walkOpt(n.Name, f)
+		walkList(n.Names, f)
 		walkTree(n.Body, f)
 	case *syntax.Word:
-		walkParts(n.Parts, f)
+		walkList(n.Parts, f)
 	case *syntax.Lit:
 	case *syntax.SglQuoted:
 	case *syntax.DblQuoted:
-		walkParts(n.Parts, f)
+		walkList(n.Parts, f)
 	case *syntax.CmdSubst:
-		walkStmts(n.Stmts, f)
+		walkList(n.Stmts, f)
 	case *syntax.ParamExp:
-		if n.Flags != nil {
-			walkTree(n.Flags, f)
-		}
-		if n.Param != nil {
-			walkTree(n.Param, f)
-		}
-		if n.NestedParam != nil {
-			walkTree(n.NestedParam, f)
-		}
-		if n.Index != nil {
-			walkTree(n.Index, f)
-		}
+		walkOpt(n.Flags, f)
+		walkOpt(n.Param, f)
+		walkOpt(n.NestedParam, f)
+		walkOpt(n.Index, f)
 		if n.Slice != nil {
-			if n.Slice.Offset != nil {
-				walkTree(n.Slice.Offset, f)
-			}
-			if n.Slice.Length != nil {
-				walkTree(n.Slice.Length, f)
-			}
+			walkOpt(n.Slice.Offset, f)
+			walkOpt(n.Slice.Length, f)
 		}
 		if n.Repl != nil {
-			if n.Repl.Orig != nil {
-				walkTree(n.Repl.Orig, f)
-			}
-			if n.Repl.With != nil {
-				walkTree(n.Repl.With, f)
-			}
+			walkOpt(n.Repl.Orig, f)
+			walkOpt(n.Repl.With, f)
 		}
-		if n.Exp != nil && n.Exp.Word != nil {
-			walkTree(n.Exp.Word, f)
+		if n.Exp != nil {
+			walkOpt(n.Exp.Word, f)
 		}
 	case *syntax.ArithmExp:
 		walkTree(n.X, f)
@@ -159,53 +113,35 @@ func walkTree(node syntax.Node, f func(syntax.Node) bool) {
 		walkTree(n.X, f)
 	case *syntax.FlagsArithm:
 		walkTree(n.Flags, f)
-		if n.X != nil {
-			walkTree(n.X, f)
-		}
+		walkOpt(n.X, f)
 	case *syntax.ParenTest:
 		walkTree(n.X, f)
 	case *syntax.CaseClause:
 		walkTree(n.Word, f)
-		for _, it := range n.Items {
-			walkTree(it, f)
-		}
+		walkList(n.Items, f)
 	case *syntax.CaseItem:
-		walkWords(n.Patterns, f)
-		walkStmts(n.Stmts, f)
+		walkList(n.Patterns, f)
+		walkList(n.Stmts, f)
 	case *syntax.TestClause:
 		walkTree(n.X, f)
 	case *syntax.DeclClause:
-		for _, a := range n.Args {
-			walkTree(a, f)
-		}
+		walkList(n.Args, f)
 	case *syntax.ArrayExpr:
-		for _, e := range n.Elems {
-			walkTree(e, f)
-		}
+		walkList(n.Elems, f)
 	case *syntax.ArrayElem:
-		if n.Index != nil {
-			walkTree(n.Index, f)
-		}
-		if n.Value != nil {
-			walkTree(n.Value, f)
-		}
+		walkOpt(n.Index, f)
+		walkOpt(n.Value, f)
 	case *syntax.ExtGlob:
 		walkTree(n.Pattern, f)
 	case *syntax.ProcSubst:
-		walkStmts(n.Stmts, f)
+		walkList(n.Stmts, f)
 	case *syntax.TimeClause:
-		if n.Stmt != nil {
-			walkTree(n.Stmt, f)
-		}
+		walkOpt(n.Stmt, f)
 	case *syntax.CoprocClause:
-		if n.Name != nil {
-			walkTree(n.Name, f)
-		}
+		walkOpt(n.Name, f)
 		walkTree(n.Stmt, f)
 	case *syntax.LetClause:
-		for _, e := range n.Exprs {
-			walkTree(e, f)
-		}
+		walkList(n.Exprs, f)
 	case *syntax.TestDecl:
 		walkTree(n.Description, f)
 		walkTree(n.Body, f)
@@ -214,20 +150,22 @@ func walkTree(node syntax.Node, f func(syntax.Node) bool) {
 	}
 }
 
-func walkStmts(list []*syntax.Stmt, f func(syntax.Node) bool) {
-	for _, s := range list {
-		walkTree(s, f)
+// walkOpt walks an optional child: one that may be nil. The children
+// are typed pointers or interfaces, so the check is on N itself (a nil
+// *syntax.Word is not a nil syntax.Node).
+func walkOpt[N interface {
+	comparable
+	syntax.Node
+}](n N, f func(syntax.Node) bool) {
+	var none N
+	if n != none {
+		walkTree(n, f)
 	}
 }
 
-func walkWords(list []*syntax.Word, f func(syntax.Node) bool) {
-	for _, w := range list {
-		walkTree(w, f)
-	}
-}
-
-func walkParts(list []syntax.WordPart, f func(syntax.Node) bool) {
-	for _, p := range list {
-		walkTree(p, f)
+// walkList walks a list of children in order.
+func walkList[N syntax.Node](list []N, f func(syntax.Node) bool) {
+	for _, n := range list {
+		walkTree(n, f)
 	}
 }

@@ -96,11 +96,7 @@ func (w *walker) resolve(dst []Arg, word *syntax.Word) []Arg {
 		case *syntax.Lit:
 			w.unquotedLit(b, &cur, p.Value)
 		case *syntax.SglQuoted:
-			if p.Dollar {
-				b.add(ansiC(p.Value))
-			} else {
-				b.add(p.Value)
-			}
+			b.add(singleQuoted(p))
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				switch q := q.(type) {

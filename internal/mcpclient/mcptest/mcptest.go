@@ -157,7 +157,7 @@ func NewServer(style Style) *mcp.Server {
 			}
 			res = r
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: Describe(res)}}}, nil, nil
+		return textResult(Describe(res)), nil, nil
 	})
 
 	type slowIn struct {
@@ -171,7 +171,7 @@ func NewServer(style Style) *mcp.Server {
 		defer t.Stop()
 		select {
 		case <-t.C:
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+			return textResult("done"), nil, nil
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
@@ -187,7 +187,7 @@ func NewServer(style Style) *mcp.Server {
 		if err != nil {
 			return nil, nil, fmt.Errorf("elicit: %w", err)
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: Describe(res)}}}, nil, nil
+		return textResult(Describe(res)), nil, nil
 	})
 
 	s.AddTool(&mcp.Tool{
@@ -201,7 +201,7 @@ func NewServer(style Style) *mcp.Server {
 			names = append(names, name)
 		}
 		slices.Sort(names)
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(names, "\n")}}}, nil
+		return textResult(strings.Join(names, "\n")), nil
 	})
 	return s
 }
@@ -324,4 +324,9 @@ func ServeStdio(ctx context.Context, style string, in io.ReadCloser, out io.Writ
 		return err
 	}
 	return NewServer(st).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+}
+
+// textResult is a tool result of one text content.
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
