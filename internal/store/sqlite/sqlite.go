@@ -231,7 +231,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: readers: %w", abs, err)
 	}
 	db.r = r
-	db.Base = sqldb.NewBase(sqldb.Dialect{Name: "sqlite"}, sqldb.Std(r), sqldb.Std(w), db.inTx, nil)
+	db.Base = sqldb.NewBase(sqldb.Dialect{Name: "sqlite", True: "1", Ord: "rowid"}, sqldb.Std(r), sqldb.Std(w), db.inTx, nil)
 	lh, err := db.checkAnchors(ctx)
 	if err != nil {
 		r.Close()
