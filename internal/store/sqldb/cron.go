@@ -72,16 +72,10 @@ func (b *Base) addCronJob(ctx context.Context, j store.CronJob) error {
 	if err := j.Validate(); err != nil {
 		return err
 	}
-	steps, err := codec.JSON("steps", j.Steps)
-	if err != nil {
-		return err
-	}
-	next, err := codec.OptTime(j.NextRun)
-	if err != nil {
-		return err
-	}
-	created, err := codec.Time(j.Created)
-	if err != nil {
+	steps, err1 := codec.JSON("steps", j.Steps)
+	next, err2 := codec.OptTime(j.NextRun)
+	created, err3 := codec.Time(j.Created)
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return err
 	}
 	// In a transaction rather than on b.w: a backend refuses those while
@@ -315,16 +309,10 @@ func insertRun(ctx context.Context, q Q, r store.CronRun) (bool, error) {
 	if r.Slot != "" {
 		slot = r.Slot
 	}
-	scheduled, err := codec.OptTime(r.Scheduled)
-	if err != nil {
-		return false, err
-	}
-	started, err := codec.Time(r.Started)
-	if err != nil {
-		return false, err
-	}
-	finished, err := codec.OptTime(r.Finished)
-	if err != nil {
+	scheduled, err1 := codec.OptTime(r.Scheduled)
+	started, err2 := codec.Time(r.Started)
+	finished, err3 := codec.OptTime(r.Finished)
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return false, err
 	}
 	n, err := q.Exec(ctx, `INSERT INTO cron_runs (`+cronRunCols+`)
@@ -455,15 +443,12 @@ func (b *Base) AppendCronStepVia(ctx context.Context, write WriteFunc, runID str
 
 func (b *Base) appendCronStep(ctx context.Context, write WriteFunc, runID string, st store.CronStep) (store.CronStep, error) {
 	st.Output, _ = store.CapOutput(st.Output)
-	started, err := codec.Time(st.Started)
-	if err != nil {
+	started, err1 := codec.Time(st.Started)
+	finished, err2 := codec.Time(st.Finished)
+	if err := errors.Join(err1, err2); err != nil {
 		return store.CronStep{}, err
 	}
-	finished, err := codec.Time(st.Finished)
-	if err != nil {
-		return store.CronStep{}, err
-	}
-	err = write(ctx, func(ctx context.Context, tx Q) error {
+	err := write(ctx, func(ctx context.Context, tx Q) error {
 		var status string
 		err := tx.QueryRow(ctx, `SELECT status FROM cron_runs WHERE id = ?`+b.d.ForUpdate, runID).Scan(&status)
 		switch {

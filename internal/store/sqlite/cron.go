@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/store"
-	"github.com/wardenhq/warden/internal/store/codec"
 	"github.com/wardenhq/warden/internal/store/sqldb"
 )
 
@@ -22,14 +21,9 @@ type querier interface {
 }
 
 // queryRows runs q on db and scans every row with scan; no rows is an
-// empty slice.
+// empty slice (sqldb.QueryRows).
 func queryRows[T any](ctx context.Context, db querier, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return codec.Collect(rows, scan)
+	return sqldb.QueryRows(ctx, sqldb.Std(db), scan, q, args...)
 }
 
 // AppendCronStep adds the run's next step, its output capped, through
