@@ -275,16 +275,17 @@ func (db *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // dialect is PostgreSQL's for the shared SQL: row locks, and advisory
 // locks where two hosts could otherwise write apart.
 var dialect = sqldb.Dialect{
-	Name:      "postgres",
-	ForUpdate: " FOR UPDATE",
-	Ord:       "ord",
+	Name:       "postgres",
+	ForUpdate:  " FOR UPDATE",
+	ForShare:   " FOR SHARE",
+	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	True:       "TRUE",
+	Ord:        "ord",
 	Lock: func(ctx context.Context, tx sqldb.Q, key string) error {
 		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, key)
 		return err
 	},
-	ForShare:   " FOR SHARE",
-	SkipLocked: " FOR UPDATE SKIP LOCKED",
-	Later:      serverLater,
+	Later: serverLater,
 }
 
 // sqlTx runs fn in a transaction on the pool (sqldb.TxFunc); a relaxed
@@ -294,6 +295,8 @@ var dialect = sqldb.Dialect{
 func (db *DB) sqlTx(ctx context.Context, kind sqldb.TxKind, fn func(tx sqldb.Q) error) error {
 	var opts pgx.TxOptions
 	if kind == sqldb.TxRead {
+		// One snapshot for all of fn's reads (as beginRead); a store
+		// that refuses writes still reads.
 		opts = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	} else if err := db.refuse(); err != nil {
 		return err

@@ -47,22 +47,26 @@ type Dialect struct {
 	// (" FOR UPDATE"); empty where a write transaction holds the whole
 	// database already (SQLite's BEGIN IMMEDIATE).
 	ForUpdate string
-	// Lock takes a transaction-scoped lock named key (PostgreSQL's
-	// advisory locks); nil where writes are serial anyway.
-	Lock func(ctx context.Context, tx Q, key string) error
-	// Ord is the column that orders a table's rows by insertion, to
-	// list rows created at one instant in the order they were added:
-	// SQLite's rowid, PostgreSQL's identity column ord.
-	Ord string
 	// ForShare ends a SELECT that keeps its rows from changing until
 	// the transaction ends (" FOR SHARE"); empty where a write
 	// transaction holds the whole database already.
 	ForShare string
-	// SkipLocked ends a SELECT that locks the rows it returns and
-	// passes over those another transaction holds, so that concurrent
-	// claimers take different rows (" FOR UPDATE SKIP LOCKED"); empty
-	// where claimers are serial anyway.
+	// Lock takes a transaction-scoped lock named key (PostgreSQL's
+	// advisory locks); nil where writes are serial anyway.
+	Lock func(ctx context.Context, tx Q, key string) error
+	// SkipLocked ends a SELECT that locks its rows and passes over rows
+	// other transactions hold (" FOR UPDATE SKIP LOCKED"), so that hosts
+	// claim side by side; empty where writes are serial anyway.
 	SkipLocked string
+	// True is a boolean column's true as the schema's partial indexes
+	// spell it: "1" on SQLite, whose booleans are INTEGER 0/1 and whose
+	// planner uses a partial index only for a query that repeats the
+	// index's condition as written; "TRUE" on PostgreSQL (boolean =
+	// integer is an error there).
+	True string
+	// Ord is the column that orders a table's rows as inserted, to
+	// break ties of equal times: SQLite's rowid, PostgreSQL's ord.
+	Ord string
 	// Later is the SQL for the time d from now on the clock leases are
 	// kept by, with its arguments: PostgreSQL's server clock (now()
 	// plus an interval; hosts on several machines share it), stored in

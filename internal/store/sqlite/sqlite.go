@@ -225,7 +225,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 		RecoverEvery: recoverEvery, Mine: "this process's last commit",
 	})
 	db.prepared = map[*sql.DB]map[string]*sql.Stmt{}
-	db.Base = sqldb.NewBase(sqldb.Dialect{Name: "sqlite", Ord: "rowid"}, sqldb.Std(r), sqldb.Std(w), db.inTx, nil, db.c)
+	db.Base = sqldb.NewBase(sqldb.Dialect{Name: "sqlite", True: "1", Ord: "rowid"}, sqldb.Std(r), sqldb.Std(w), db.inTx, nil, db.c)
 	lh, err := sqldb.CheckAnchors(ctx, db.inTx, sources)
 	if err != nil {
 		r.Close()

@@ -13,9 +13,8 @@ import (
 	"github.com/wardenhq/warden/internal/store"
 )
 
-// RunCron is the conformance suite for store.CronStore. open returns a
-// new, empty store for each subtest; if it is an io.Closer, RunCron
-// closes it when the subtest ends.
+// RunCron is the conformance suite for store.CronStore, each case on a
+// new, empty store from open (runCases).
 //
 // Besides the interface's comments, the suite pins down:
 //   - a slot fires at most once per job whatever the plan says, so a
@@ -30,15 +29,7 @@ import (
 //   - lists are empty slices, never nil; runs list newest first.
 func RunCron(t *testing.T, open func(t *testing.T) store.CronStore) {
 	t.Helper()
-	fresh := func(t *testing.T) store.CronStore { return openFresh(t, open) }
-	for _, tc := range cronTests {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, fresh(t)) })
-	}
-}
-
-type cronTest struct {
-	name string
-	run  func(t *testing.T, s store.CronStore)
+	runCases(t, open, cronTests)
 }
 
 // cronBase is the cron fixtures' clock, on a whole minute.
@@ -63,6 +54,12 @@ func cronJob(name string, next time.Time) store.CronJob {
 		NextRun: next, NextSlot: next.UTC().Format(time.RFC3339),
 		Created: cronBase.Add(-time.Hour),
 	}
+}
+
+// overlapping is j with overlap policy allow: its runs may overlap.
+func overlapping(j store.CronJob) store.CronJob {
+	j.Overlap = store.OverlapAllow
+	return j
 }
 
 func addCronJob(t *testing.T, s store.CronStore, j store.CronJob) {
@@ -108,6 +105,14 @@ func normCronJob(j store.CronJob) store.CronJob {
 	return j
 }
 
+// startManual starts a manual run of job on host at at (zero: now).
+func startManual(t *testing.T, s store.CronStore, job, host string, at time.Time) store.CronRun {
+	t.Helper()
+	r, err := s.StartCronRun(t.Context(), store.CronStart{Job: job, Trigger: store.TriggerManual, Host: host, At: at})
+	must(t, "StartCronRun "+job, err)
+	return r
+}
+
 func finishCron(t *testing.T, s store.CronStore, id string, status store.RunStatus) store.CronRun {
 	t.Helper()
 	r, err := s.FinishCronRun(t.Context(), id, status, cronBase.Add(time.Hour), "")
@@ -115,7 +120,7 @@ func finishCron(t *testing.T, s store.CronStore, id string, status store.RunStat
 	return r
 }
 
-var cronTests = []cronTest{
+var cronTests = []testCase[store.CronStore]{
 	{"add get list", func(t *testing.T, s store.CronStore) {
 		ctx := t.Context()
 		b := cronJob("b", cronBase.In(elsewhere))
@@ -359,8 +364,7 @@ var cronTests = []cronTest{
 				t.Fatalf("minute %d: claimed %d runs while the first is running", i, len(runs))
 			}
 		}
-		man, err := s.StartCronRun(t.Context(), store.CronStart{Job: "a", Trigger: store.TriggerManual, Host: "h", At: cronBase.Add(200 * time.Second)})
-		must(t, "StartCronRun", err)
+		man := startManual(t, s, "a", "h", cronBase.Add(200*time.Second))
 		if man.Status != store.RunSkipped || man.Finished.IsZero() {
 			t.Errorf("manual run while running: %+v, want skipped", man)
 		}
@@ -378,12 +382,9 @@ var cronTests = []cronTest{
 		}
 	}},
 	{"overlap allow", func(t *testing.T, s store.CronStore) {
-		j := cronJob("a", cronBase)
-		j.Overlap = store.OverlapAllow
-		addCronJob(t, s, j)
+		addCronJob(t, s, overlapping(cronJob("a", cronBase)))
 		n := len(claimCron(t, s, cronBase, everyMinute)) + len(claimCron(t, s, cronBase.Add(time.Minute), everyMinute))
-		r, err := s.StartCronRun(t.Context(), store.CronStart{Job: "a", Trigger: store.TriggerManual})
-		must(t, "StartCronRun", err)
+		r := startManual(t, s, "a", "", time.Time{})
 		if n != 2 || r.Status != store.RunRunning {
 			t.Errorf("claimed %d and manual %s; want 2 and running", n, r.Status)
 		}
@@ -400,9 +401,8 @@ var cronTests = []cronTest{
 			at := after.Add(24 * time.Hour).Truncate(time.Hour)
 			return store.CronSlot{At: at, Key: at.Format(time.RFC3339)}, nil
 		}}
-		j := cronJob("a", first)
+		j := overlapping(cronJob("a", first))
 		j.NextSlot = "2026-11-01T01:30:00"
-		j.Overlap = store.OverlapAllow
 		addCronJob(t, s, j)
 		if runs := claimCron(t, s, first, plan); len(runs) != 1 {
 			t.Fatalf("first occurrence: %d runs, want 1", len(runs))
@@ -472,9 +472,7 @@ var cronTests = []cronTest{
 	{"concurrent claimers claim each slot once", func(t *testing.T, s store.CronStore) {
 		const jobs, claimers, minutes = 20, 8, 5
 		for i := range jobs {
-			j := cronJob(fmt.Sprintf("j%02d", i), cronBase)
-			j.Overlap = store.OverlapAllow
-			addCronJob(t, s, j)
+			addCronJob(t, s, overlapping(cronJob(fmt.Sprintf("j%02d", i), cronBase)))
 		}
 		var (
 			mu   sync.Mutex
@@ -511,13 +509,11 @@ var cronTests = []cronTest{
 	}},
 	{"start manual and parent runs", func(t *testing.T, s store.CronStore) {
 		ctx := t.Context()
-		j := cronJob("a", cronBase)
-		j.Overlap = store.OverlapAllow
+		j := overlapping(cronJob("a", cronBase))
 		j.Enabled = false // an operator may run a disabled job
 		addCronJob(t, s, j)
 		at := cronBase.Add(time.Second).In(elsewhere)
-		m, err := s.StartCronRun(ctx, store.CronStart{Job: "a", Trigger: store.TriggerManual, Host: "h", At: at})
-		must(t, "StartCronRun manual", err)
+		m := startManual(t, s, "a", "h", at)
 		if m.Status != store.RunRunning || m.Trigger != store.TriggerManual || m.Slot != "" || !m.Scheduled.IsZero() || !m.Started.Equal(at) || m.Host != "h" {
 			t.Errorf("manual run %+v", m)
 		}
@@ -532,11 +528,8 @@ var cronTests = []cronTest{
 			t.Error("two runs share an id")
 		}
 		before := time.Now()
-		z, err := s.StartCronRun(ctx, store.CronStart{Job: "a", Trigger: store.TriggerManual})
-		must(t, "StartCronRun at zero time", err)
-		if z.Started.Before(before.Add(-time.Second)) || z.Started.After(time.Now().Add(time.Second)) {
-			t.Errorf("zero At: started %v, want about now", z.Started)
-		}
+		z := startManual(t, s, "a", "", time.Time{})
+		aboutNow(t, "zero At: started", z.Started, before)
 		for name, bad := range map[string]store.CronStart{
 			"schedule trigger":      {Job: "a", Trigger: store.TriggerSchedule},
 			"no trigger":            {Job: "a"},
@@ -551,8 +544,7 @@ var cronTests = []cronTest{
 	{"steps", func(t *testing.T, s store.CronStore) {
 		ctx := t.Context()
 		addCronJob(t, s, cronJob("a", cronBase))
-		r, err := s.StartCronRun(ctx, store.CronStart{Job: "a", Trigger: store.TriggerManual, At: cronBase})
-		must(t, "StartCronRun", err)
+		r := startManual(t, s, "a", "", cronBase)
 		big := strings.Repeat("é", store.CronOutputCap) // 2 bytes each
 		in := []store.CronStep{
 			{N: 7, Command: "echo hi", Verdict: "allow", Rule: "safe", ExitCode: 0, Output: "hi\n", Started: cronBase, Finished: cronBase.Add(time.Second)},
@@ -593,14 +585,13 @@ var cronTests = []cronTest{
 	{"finish ends a run once", func(t *testing.T, s store.CronStore) {
 		ctx := t.Context()
 		addCronJob(t, s, cronJob("a", cronBase))
-		r, err := s.StartCronRun(ctx, store.CronStart{Job: "a", Trigger: store.TriggerManual, At: cronBase})
-		must(t, "StartCronRun", err)
+		r := startManual(t, s, "a", "", cronBase)
 		for _, bad := range []store.RunStatus{store.RunRunning, store.RunSkipped, ""} {
 			if _, err := s.FinishCronRun(ctx, r.ID, bad, cronBase, ""); err == nil || errors.Is(err, store.ErrRunEnded) {
 				t.Errorf("FinishCronRun as %q: %v, want a refusal", bad, err)
 			}
 		}
-		_, err = s.AppendCronStep(ctx, r.ID, store.CronStep{Command: "false", Verdict: "allow", Rule: "safe", ExitCode: 1, Started: cronBase, Finished: cronBase})
+		_, err := s.AppendCronStep(ctx, r.ID, store.CronStep{Command: "false", Verdict: "allow", Rule: "safe", ExitCode: 1, Started: cronBase, Finished: cronBase})
 		must(t, "AppendCronStep", err)
 		end := cronBase.Add(time.Minute).In(elsewhere)
 		done, err := s.FinishCronRun(ctx, r.ID, store.RunFailed, end, "step 1 exited with status 1")
@@ -615,25 +606,18 @@ var cronTests = []cronTest{
 		if again.Status != store.RunFailed || !again.Finished.Equal(end) || len(again.Steps) != 1 {
 			t.Errorf("the late finisher got %+v, want the run as it ended", again)
 		}
-		z, err := s.StartCronRun(ctx, store.CronStart{Job: "a", Trigger: store.TriggerManual, At: cronBase})
-		must(t, "StartCronRun", err)
+		z := startManual(t, s, "a", "", cronBase)
 		before := time.Now()
 		zd, err := s.FinishCronRun(ctx, z.ID, store.RunSucceeded, time.Time{}, "")
 		must(t, "FinishCronRun at zero time", err)
-		if zd.Finished.Before(before.Add(-time.Second)) || zd.Finished.After(time.Now().Add(time.Second)) {
-			t.Errorf("zero time: finished %v, want about now", zd.Finished)
-		}
+		aboutNow(t, "zero time: finished", zd.Finished, before)
 	}},
 	{"abandon the runs of other hosts", func(t *testing.T, s store.CronStore) {
 		ctx := t.Context()
-		j := cronJob("a", cronBase)
-		j.Overlap = store.OverlapAllow
-		addCronJob(t, s, j)
+		addCronJob(t, s, overlapping(cronJob("a", cronBase)))
 		var ids []string
 		for _, h := range []string{"old", "old", "new"} {
-			r, err := s.StartCronRun(ctx, store.CronStart{Job: "a", Trigger: store.TriggerManual, Host: h, At: cronBase})
-			must(t, "StartCronRun", err)
-			ids = append(ids, r.ID)
+			ids = append(ids, startManual(t, s, "a", h, cronBase).ID)
 		}
 		finishCron(t, s, ids[1], store.RunSucceeded)
 		n, err := s.AbandonCronRuns(ctx, "new", cronBase.Add(time.Hour), "host restarted")
@@ -656,17 +640,14 @@ var cronTests = []cronTest{
 	{"list runs newest first", func(t *testing.T, s store.CronStore) {
 		ctx := t.Context()
 		for _, name := range []string{"a", "b"} {
-			j := cronJob(name, cronBase)
-			j.Overlap = store.OverlapAllow
-			addCronJob(t, s, j)
+			addCronJob(t, s, overlapping(cronJob(name, cronBase)))
 		}
 		var want []string
 		for i := range 6 {
 			job := []string{"a", "b"}[i%2]
 			// Two runs share a start time: insertion order breaks the tie.
-			r, err := s.StartCronRun(ctx, store.CronStart{Job: job, Trigger: store.TriggerManual, At: cronBase.Add(time.Duration(i/2) * time.Second)})
-			must(t, "StartCronRun", err)
-			_, err = s.AppendCronStep(ctx, r.ID, store.CronStep{Command: fmt.Sprint("echo ", i), Verdict: "allow", Rule: "safe", Output: fmt.Sprint(i), Started: cronBase, Finished: cronBase})
+			r := startManual(t, s, job, "", cronBase.Add(time.Duration(i/2)*time.Second))
+			_, err := s.AppendCronStep(ctx, r.ID, store.CronStep{Command: fmt.Sprint("echo ", i), Verdict: "allow", Rule: "safe", Output: fmt.Sprint(i), Started: cronBase, Finished: cronBase})
 			must(t, "AppendCronStep", err)
 			want = append(want, r.ID)
 		}
