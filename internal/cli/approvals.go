@@ -28,10 +28,9 @@ type approvalsOptions struct {
 
 // newApprovalsCmd builds "warden approvals".
 func newApprovalsCmd() *cobra.Command {
-	cmd := parentCmd("approvals", "List and answer pending approval requests on the running host",
-		"missing subcommand (warden approvals list | approve ID | deny ID)")
-	cmd.AddCommand(newListCmd(approvalsList), newApprovalsApproveCmd(), newApprovalsDenyCmd())
-	return cmd
+	return parentCmd("approvals", "List and answer pending approval requests on the running host",
+		"missing subcommand (warden approvals list | approve ID | deny ID)",
+		newListCmd(approvalsList), newApprovalsApproveCmd(), newApprovalsDenyCmd())
 }
 
 // approvalsList is "warden approvals list".
@@ -95,23 +94,22 @@ status is 2.
 
 func newApprovalsApproveCmd() *cobra.Command {
 	var opts approvalsOptions
-	cmd := &cobra.Command{
-		Use:                   "approve ID [--scope once|session|always] [--grain exact|prefix|class] [--pattern P]",
-		Short:                 "Approve a pending request",
-		Long:                  approvalsApproveLong,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runApprovalsApprove(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+	cmd := newHostVerbCmd(hostVerb[localapi.Result]{
+		use:   "approve ID [--scope once|session|always] [--grain exact|prefix|class] [--pattern P]",
+		short: "Approve a pending request",
+		long:  approvalsApproveLong,
+		json:  "print the ended request as JSON",
+		check: func(*cobra.Command, []string) error { return opts.validateApprove() },
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (localapi.Result, error) {
+			return c.Approve(ctx, args[0], opts.approveRequest())
 		},
-	}
-	addStateFlag(cmd, &opts.state)
+		write: printApproved,
+	})
 	f := cmd.Flags()
 	f.StringVar(&opts.scope, "scope", "once", "once, session or always")
 	f.StringVar(&opts.grain, "grain", "", "exact, prefix or class (session and always; default exact)")
 	f.StringVar(&opts.pattern, "pattern", "", "the argv prefix for --grain prefix, e.g. 'git push'")
 	f.StringVar(&opts.content, "content", "", "an MCP server's question: the answer's fields as a JSON object")
-	f.BoolVar(&opts.json, "json", false, "print the ended request as JSON")
 	return cmd
 }
 
@@ -144,26 +142,18 @@ func (o approvalsOptions) validateApprove() error {
 	return nil
 }
 
-func runApprovalsApprove(ctx context.Context, opts approvalsOptions, id string, stdout io.Writer) error {
-	if err := opts.validateApprove(); err != nil {
-		return err
+// approveRequest is the request of approve's flags: --content answers an
+// MCP question, with no scope.
+func (o approvalsOptions) approveRequest() localapi.ApproveRequest {
+	req := localapi.ApproveRequest{Scope: o.scope, Grain: o.grain, Pattern: o.pattern}
+	if o.content != "" {
+		req.Scope, req.Content = "", json.RawMessage(o.content)
 	}
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	req := localapi.ApproveRequest{Scope: opts.scope, Grain: opts.grain, Pattern: opts.pattern}
-	if opts.content != "" {
-		req.Scope, req.Content = "", json.RawMessage(opts.content)
-	}
-	res, err := c.Approve(ctx, id, req)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, res, true)
-	}
+	return req
+}
+
+// printApproved says what an approval covers.
+func printApproved(w io.Writer, _ []string, res localapi.Result) error {
 	what := "once"
 	switch res.Scope {
 	case store.Session:
@@ -171,46 +161,28 @@ func runApprovalsApprove(ctx context.Context, opts approvalsOptions, id string, 
 	case store.Always:
 		what = "always (" + string(res.Grain) + ")"
 	}
-	_, err = fmt.Fprintf(stdout, "approved %s %s by %s\n", res.ID, what, sanitize(res.By))
-	return err
+	return writef(w, "approved %s %s by %s\n", res.ID, what, sanitize(res.By))
 }
 
 func newApprovalsDenyCmd() *cobra.Command {
-	var opts approvalsOptions
-	cmd := &cobra.Command{
-		Use:   "deny ID [--reason TEXT]",
-		Short: "Deny a pending request",
-		Long: `Deny a pending request. --reason is shown to the agent (and on warden exec's
+	var reason string
+	cmd := newHostVerbCmd(hostVerb[localapi.Result]{
+		use:   "deny ID [--reason TEXT]",
+		short: "Deny a pending request",
+		long: `Deny a pending request. --reason is shown to the agent (and on warden exec's
 stderr) with the denial.
 
 A request that already ended is refused as for approve (exit 2).
 
 ` + hostExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runApprovalsDeny(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		json: "print the ended request as JSON",
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (localapi.Result, error) {
+			return c.Deny(ctx, args[0], localapi.DenyRequest{Reason: reason})
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().StringVar(&opts.reason, "reason", "", "why, for the agent")
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print the ended request as JSON")
+		write: func(w io.Writer, _ []string, res localapi.Result) error {
+			return writef(w, "denied %s by %s\n", res.ID, sanitize(res.By))
+		},
+	})
+	cmd.Flags().StringVar(&reason, "reason", "", "why, for the agent")
 	return cmd
-}
-
-func runApprovalsDeny(ctx context.Context, opts approvalsOptions, id string, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	res, err := c.Deny(ctx, id, localapi.DenyRequest{Reason: opts.reason})
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, res, true)
-	}
-	_, err = fmt.Fprintf(stdout, "denied %s by %s\n", res.ID, sanitize(res.By))
-	return err
 }

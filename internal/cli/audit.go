@@ -26,7 +26,6 @@ import (
 type auditOptions struct {
 	state   string
 	config  string
-	json    bool
 	session string
 	since   string
 	verdict string
@@ -53,20 +52,23 @@ warden audit verify recomputes the hash chain.
 
 // newAuditCmd builds "warden audit" and "warden audit verify".
 func newAuditCmd() *cobra.Command {
-	var opts auditOptions
-	cmd := &cobra.Command{
-		Use:                   "audit [--json] [--session K] [--since T] [--verdict V] [--limit N]",
-		Short:                 "Print the audit log of decisions",
-		Long:                  auditLong,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runAudit(cmd.Context(), opts, time.Now(), cmd.OutOrStdout())
+	var (
+		opts auditOptions
+		q    localapi.AuditQuery
+	)
+	cmd := newHostVerbCmd(hostVerb[[]store.Decision]{
+		use:   "audit [--json] [--session K] [--since T] [--verdict V] [--limit N]",
+		short: "Print the audit log of decisions",
+		long:  auditLong,
+		args:  cobra.NoArgs,
+		json:  "print JSON",
+		check: func(*cobra.Command, []string) (err error) { q, err = opts.query(time.Now()); return err },
+		ask: func(ctx context.Context, c *localapi.Client, _ []string) ([]store.Decision, error) {
+			return c.Audit(ctx, q)
 		},
-	}
-	addStateFlag(cmd, &opts.state)
+		write: printAudit,
+	})
 	f := cmd.Flags()
-	f.BoolVar(&opts.json, "json", false, "print JSON")
 	f.StringVar(&opts.session, "session", "", "only this session's records")
 	f.StringVar(&opts.since, "since", "", "only records at or after T (RFC 3339 time, date, or duration ago)")
 	f.StringVar(&opts.verdict, "verdict", "", "only records with verdict allow, deny or ask")
@@ -89,36 +91,31 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--since %q: want an RFC 3339 time (2025-01-31T12:00:00Z), a date (2025-01-31) or a duration (2h)", s)
 }
 
-func runAudit(ctx context.Context, opts auditOptions, now time.Time, stdout io.Writer) error {
-	q := localapi.AuditQuery{Session: opts.session, Limit: opts.limit}
-	if opts.since != "" {
-		t, err := parseSince(opts.since, now)
+// query checks audit's filter flags and builds the host's query; now is
+// what a --since duration counts back from.
+func (o auditOptions) query(now time.Time) (localapi.AuditQuery, error) {
+	q := localapi.AuditQuery{Session: o.session, Limit: o.limit}
+	if o.since != "" {
+		t, err := parseSince(o.since, now)
 		if err != nil {
-			return usageError{err}
+			return q, usageError{err}
 		}
 		q.Since = t
 	}
-	switch opts.verdict {
+	switch o.verdict {
 	case "", "allow", "deny", "ask":
-		q.Verdict = opts.verdict
+		q.Verdict = o.verdict
 	default:
-		return usageError{fmt.Errorf("--verdict must be allow, deny or ask, not %q", opts.verdict)}
+		return q, usageError{fmt.Errorf("--verdict must be allow, deny or ask, not %q", o.verdict)}
 	}
-	if opts.limit < 0 {
-		return usageError{fmt.Errorf("--limit must not be negative")}
+	if o.limit < 0 {
+		return q, usageError{fmt.Errorf("--limit must not be negative")}
 	}
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ds, err := c.Audit(ctx, q)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, ds, true)
-	}
+	return q, nil
+}
+
+// printAudit writes the audit records as a table.
+func printAudit(stdout io.Writer, _ []string, ds []store.Decision) error {
 	if len(ds) == 0 {
 		_, err := fmt.Fprintln(stdout, "no audit records")
 		return err

@@ -103,7 +103,7 @@ func newChatCmd() *cobra.Command {
 		},
 	}
 	addStateFlag(cmd, &opts.state)
-	cmd.Flags().StringVar(&opts.config, "config", "", "config file (default $XDG_CONFIG_HOME/warden/config.yaml)")
+	addConfigFlag(cmd, &opts.config)
 	cmd.Flags().BoolVar(&opts.yolo, "yolo", false, "run this session's dangerous commands without asking (floors still apply)")
 	cmd.Flags().StringVarP(&opts.query, "query", "q", "", "ask the agent one message and exit (single_query: nobody is asked)")
 	return cmd
@@ -186,11 +186,7 @@ func (terminalChannel) Surface() string { return "terminal" }
 
 // runChat is warden chat.
 func runChat(ctx context.Context, opts chatOptions, env chatEnv) error {
-	state, err := resolveStateDir(opts.state)
-	if err != nil {
-		return err
-	}
-	cfgPath, err := resolveConfigPath(opts.config)
+	state, cfgPath, err := resolveStateAndConfig(opts.state, opts.config)
 	if err != nil {
 		return err
 	}

@@ -174,11 +174,7 @@ func newConfigCheckCmd() *cobra.Command {
 		Example:               configCheckExample,
 		Args:                  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			file := ""
-			if len(args) == 1 {
-				file = args[0]
-			}
-			return runConfigCheck(file, asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runConfigCheck(optionalArg(args), asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")

@@ -24,7 +24,6 @@ type consoleOptions struct {
 	json  bool
 	open  bool
 	ttl   time.Duration
-	all   bool
 }
 
 const consoleLong = `Print a one-time login link for the web console. The link is asked of the
@@ -73,14 +72,9 @@ func runConsole(ctx context.Context, opts consoleOptions, stdout, stderr io.Writ
 	if opts.ttl <= 0 || opts.ttl > credential.MaxLoginTTL {
 		return usageError{fmt.Errorf("--ttl %v: want more than 0 and at most %v", opts.ttl, credential.MaxLoginTTL)}
 	}
-	c, err := hostClient(opts.state)
+	l, err := callHost(ctx, opts.state, func(c *localapi.Client) (localapi.LoginLink, error) { return c.ConsoleLogin(ctx, opts.ttl) })
 	if err != nil {
 		return err
-	}
-	defer c.Close()
-	l, err := c.ConsoleLogin(ctx, opts.ttl)
-	if err != nil {
-		return hostError(err)
 	}
 	if opts.json {
 		err = writeJSON(stdout, l, true)
@@ -152,53 +146,36 @@ func credentialState(c store.Credential, now time.Time) string {
 }
 
 func newConsoleRevokeCmd() *cobra.Command {
-	var opts consoleOptions
-	cmd := &cobra.Command{
-		Use:   "revoke ID | --all [--json] [--state DIR]",
-		Short: "Log console sessions out",
-		Long: `Revoke a console session by its id (from warden console sessions), or every
+	var all bool
+	cmd := newHostVerbCmd(hostVerb[map[string]int]{
+		use:   "revoke ID | --all [--json] [--state DIR]",
+		short: "Log console sessions out",
+		long: `Revoke a console session by its id (from warden console sessions), or every
 one with --all: the browser's next request is refused and it must log in
 with a new link.
 
 --json prints {"revoked": N}.
 
 ` + hostExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id := ""
-			if len(args) == 1 {
-				id = args[0]
-			}
-			if (id == "") == !opts.all {
+		args: cobra.MaximumNArgs(1),
+		json: "print JSON",
+		check: func(_ *cobra.Command, args []string) error {
+			if (optionalArg(args) == "") == !all {
 				return usageError{errors.New("give a session id or --all, not both")}
 			}
-			return runConsoleRevoke(cmd.Context(), opts, id, cmd.OutOrStdout())
+			return nil
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.all, "all", false, "revoke every console session")
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (map[string]int, error) {
+			n, err := c.RevokeConsoleSession(ctx, optionalArg(args))
+			return map[string]int{"revoked": n}, err
+		},
+		write: func(w io.Writer, args []string, res map[string]int) error {
+			if id := optionalArg(args); id != "" {
+				return writef(w, "revoked console session %s\n", sanitize(id))
+			}
+			return writef(w, "revoked %s\n", plural(res["revoked"], "console session"))
+		},
+	})
+	cmd.Flags().BoolVar(&all, "all", false, "revoke every console session")
 	return cmd
-}
-
-func runConsoleRevoke(ctx context.Context, opts consoleOptions, id string, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	n, err := c.RevokeConsoleSession(ctx, id)
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, map[string]int{"revoked": n}, true)
-	}
-	if id != "" {
-		_, err = fmt.Fprintf(stdout, "revoked console session %s\n", sanitize(id))
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "revoked %s\n", plural(n, "console session"))
-	return err
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -28,7 +27,6 @@ type cronOptions struct {
 	overlap  string
 	catchUp  string
 	wait     bool
-	limit    int
 }
 
 // cronExitHelp is the exit-status table of warden cron's verbs.
@@ -42,10 +40,9 @@ const cronExitHelp = `Exit status:
 
 // newCronCmd builds "warden cron".
 func newCronCmd() *cobra.Command {
-	cmd := parentCmd("cron", "Add, list, remove and run scheduled jobs on the running host",
-		"missing subcommand (warden cron add | list | rm | run | history)")
-	cmd.AddCommand(newCronAddCmd(), newListCmd(cronList), newCronRmCmd(), newCronRunCmd(), newCronHistoryCmd())
-	return cmd
+	return parentCmd("cron", "Add, list, remove and run scheduled jobs on the running host",
+		"missing subcommand (warden cron add | list | rm | run | history)",
+		newCronAddCmd(), newListCmd(cronList), newCronRmCmd(), newCronRunCmd(), newCronHistoryCmd())
 }
 
 const cronAddLong = `Add a job to the running host. A script job's steps, shell command lines, run in
@@ -91,21 +88,22 @@ was down; skip records one skipped run instead.
 
 func newCronAddCmd() *cobra.Command {
 	var opts cronOptions
-	cmd := &cobra.Command{
-		Use:   "add NAME (--schedule SPEC | --every DUR) [--tz ZONE] [--step CMD]... [-- COMMAND...]",
-		Short: "Add a cron job",
-		Long:  cronAddLong,
-		Example: `  warden cron add backup --schedule '0 3 * * *' --tz Europe/Berlin -- 'tar czf /srv/backup.tgz /srv/data'
+	cmd := newAddCmd(hostVerb[store.CronJob]{
+		use:   "add NAME (--schedule SPEC | --every DUR) [--tz ZONE] [--step CMD]... [-- COMMAND...]",
+		short: "Add a cron job",
+		long:  cronAddLong,
+		example: `  warden cron add backup --schedule '0 3 * * *' --tz Europe/Berlin -- 'tar czf /srv/backup.tgz /srv/data'
   warden cron add poll --every 5m -- curl -fsS https://example.com/health
   warden cron add triage --schedule '0 8 * * MON-FRI' --prompt 'Summarise new errors in ./logs'
 
   warden cron add tidy --schedule @daily --step 'go clean -cache' --step 'df -h'`,
-		DisableFlagsInUseLine: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCronAdd(cmd.Context(), opts, args, cmd.ArgsLenAtDash(), cmd.OutOrStdout())
+		json: "print the job as JSON",
+		write: func(w io.Writer, _ []string, j store.CronJob) error {
+			return writef(w, "added cron job %s (%s, %s); next run %s\n", j.Name, j.Schedule, zoneOf(j), nextRun(j))
 		},
-	}
-	addStateFlag(cmd, &opts.state)
+	}, func(args []string, dash int) (localapi.CronAddRequest, error) {
+		return cronAddRequest(opts, args, dash)
+	}, (*localapi.Client).AddCronJob)
 	f := cmd.Flags()
 	f.StringVar(&opts.schedule, "schedule", "", "cron spec, e.g. '0 3 * * *', '*/15 * * * *' or @daily")
 	f.StringVar(&opts.every, "every", "", "run every DURATION, e.g. 5m or 1h30m (same as --schedule '@every DUR')")
@@ -114,35 +112,22 @@ func newCronAddCmd() *cobra.Command {
 	f.StringVar(&opts.prompt, "prompt", "", "make a prompt job: the agent runs with this message (no steps)")
 	f.StringVar(&opts.overlap, "overlap", "", "skip (default) or allow a run while another run of the job is running")
 	f.StringVar(&opts.catchUp, "catch-up", "", "once (default) or skip: slots missed while the host was down")
-	f.BoolVar(&opts.json, "json", false, "print the job as JSON")
 	return cmd
 }
+
+// cronAddSyntax words the usage errors of warden cron add's arguments.
+var cronAddSyntax = addSyntax{verb: "warden cron add", word: "NAME", tail: " --every DUR -- COMMAND...", shown: "%s"}
 
 // cronAddRequest checks the arguments of warden cron add and builds the
 // request: NAME before "--", COMMAND after it. dash is
 // cobra's ArgsLenAtDash (-1 without "--").
 func cronAddRequest(opts cronOptions, args []string, dash int) (localapi.CronAddRequest, error) {
-	var name string
-	var command []string
-	switch {
-	case len(args) == 0 || dash == 0:
-		return localapi.CronAddRequest{}, usageError{errors.New("missing NAME (warden cron add NAME --every DUR -- COMMAND...)")}
-	case dash < 0 && len(args) > 1:
-		return localapi.CronAddRequest{}, usageError{fmt.Errorf("put the command after --: warden cron add %s ... -- %s", args[0], strings.Join(args[1:], " "))}
-	case dash > 1:
-		return localapi.CronAddRequest{}, usageError{fmt.Errorf("one NAME before --, got %q", args[:dash])}
-	default:
-		name, command = args[0], args[1:]
+	name, steps, err := cronAddSyntax.parse(args, dash, opts.prompt, opts.steps)
+	if err != nil {
+		return localapi.CronAddRequest{}, err
 	}
 	if err := cron.ValidName(name); err != nil {
 		return localapi.CronAddRequest{}, usageError{err}
-	}
-	var steps []string
-	if opts.prompt == "" || len(opts.steps) > 0 || len(command) > 0 {
-		var err error
-		if steps, err = scriptSteps(opts.steps, command); err != nil {
-			return localapi.CronAddRequest{}, err
-		}
 	}
 	req := localapi.CronAddRequest{
 		Name: name, Schedule: opts.schedule, Every: opts.every, TZ: opts.tz,
@@ -158,22 +143,6 @@ func cronAddRequest(opts cronOptions, args []string, dash int) (localapi.CronAdd
 		return localapi.CronAddRequest{}, usageError{err}
 	}
 	return req, nil
-}
-
-func runCronAdd(ctx context.Context, opts cronOptions, args []string, dash int, stdout io.Writer) error {
-	req, err := cronAddRequest(opts, args, dash)
-	if err != nil {
-		return err
-	}
-	j, err := callHost(ctx, opts.state, func(c *localapi.Client) (store.CronJob, error) { return c.AddCronJob(ctx, req) })
-	if err != nil {
-		return badRequest(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, j, true)
-	}
-	_, err = fmt.Fprintf(stdout, "added cron job %s (%s, %s); next run %s\n", j.Name, j.Schedule, zoneOf(j), nextRun(j))
-	return err
 }
 
 // zoneOf is the job's time zone for people.
@@ -214,46 +183,27 @@ whether enabled, and the steps.
 			{Name: "STEPS", Cell: func(j store.CronJob) string { return clip(strings.Join(j.Steps, " ; "), 60) }},
 		},
 		Filters: []termui.Filter[store.CronJob]{
-			{Flag: "enabled", Usage: "only the jobs enabled or not", Choices: []string{"yes", "no"},
-				Value: func(j store.CronJob) string { return yesNo(j.Enabled) }},
+			yesNoFilter("enabled", "only the jobs enabled or not", func(j store.CronJob) bool { return j.Enabled }),
 		},
 	},
 }
 
 func newCronRmCmd() *cobra.Command {
-	var opts cronOptions
-	cmd := &cobra.Command{
-		Use:   "rm NAME [--json] [--state DIR]",
-		Short: "Remove a cron job and its history",
-		Long: `Remove a cron job and its run history. A job with a run in progress is not
+	return newHostVerbCmd(hostVerb[map[string]string]{
+		use:   "rm NAME [--json] [--state DIR]",
+		short: "Remove a cron job and its history",
+		long: `Remove a cron job and its run history. A job with a run in progress is not
 removed (exit 2): wait for the run to end.
 
 ` + cronExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCronRm(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		json: `print {"removed": NAME} as JSON`,
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (map[string]string, error) {
+			return map[string]string{"removed": args[0]}, c.DeleteCronJob(ctx, args[0])
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, `print {"removed": NAME} as JSON`)
-	return cmd
-}
-
-func runCronRm(ctx context.Context, opts cronOptions, name string, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.DeleteCronJob(ctx, name); err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, map[string]string{"removed": name}, true)
-	}
-	_, err = fmt.Fprintf(stdout, "removed cron job %s\n", name)
-	return err
+		write: func(w io.Writer, args []string, _ map[string]string) error {
+			return writef(w, "removed cron job %s\n", args[0])
+		},
+	})
 }
 
 func newCronRunCmd() *cobra.Command {
@@ -319,11 +269,11 @@ func runCronRun(ctx context.Context, opts cronOptions, name string, stdout io.Wr
 }
 
 func newCronHistoryCmd() *cobra.Command {
-	var opts cronOptions
-	cmd := &cobra.Command{
-		Use:   "history NAME [--json] [--limit N] [--state DIR]",
-		Short: "Show a cron job's runs and their steps",
-		Long: `Show the job's runs, newest first, each with its steps: the command, the
+	var limit int
+	cmd := newHostVerbCmd(hostVerb[[]store.CronRun]{
+		use:   "history NAME [--json] [--limit N] [--state DIR]",
+		short: "Show a cron job's runs and their steps",
+		long: `Show the job's runs, newest first, each with its steps: the command, the
 gate's verdict and deciding rule, the exit code (-1 when it did not run)
 and the output (capped at 64 KiB; for a denied step, the gate's reason).
 --limit N shows the newest N runs (default 20; 0 for all).
@@ -335,38 +285,32 @@ succeeded, failed or skipped), "error", "steps": [{"n", "command",
 …}.
 
 ` + cronExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCronHistory(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		json: "print JSON",
+		check: func(*cobra.Command, []string) error {
+			if limit < 0 {
+				return usageError{fmt.Errorf("--limit must be 0 or more, not %d", limit)}
+			}
+			return nil
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
-	cmd.Flags().IntVar(&opts.limit, "limit", 20, "show the newest N runs; 0 for all")
+		ask: func(ctx context.Context, c *localapi.Client, args []string) ([]store.CronRun, error) {
+			return c.CronHistory(ctx, args[0], limit)
+		},
+		write: printCronHistory,
+	})
+	cmd.Flags().IntVar(&limit, "limit", 20, "show the newest N runs; 0 for all")
 	return cmd
 }
 
-func runCronHistory(ctx context.Context, opts cronOptions, name string, stdout io.Writer) error {
-	if opts.limit < 0 {
-		return usageError{fmt.Errorf("--limit must be 0 or more, not %d", opts.limit)}
-	}
-	runs, err := callHost(ctx, opts.state, func(c *localapi.Client) ([]store.CronRun, error) { return c.CronHistory(ctx, name, opts.limit) })
-	if err != nil {
-		return err
-	}
-	if opts.json {
-		return writeJSON(stdout, runs, true)
-	}
+// printCronHistory writes the runs of the job args[0] for people.
+func printCronHistory(w io.Writer, args []string, runs []store.CronRun) error {
 	if len(runs) == 0 {
-		_, err := fmt.Fprintf(stdout, "no runs of %s yet\n", name)
-		return err
+		return writef(w, "no runs of %s yet\n", args[0])
 	}
 	for i, r := range runs {
 		if i > 0 {
-			fmt.Fprintln(stdout)
+			fmt.Fprintln(w)
 		}
-		if err := printCronRun(stdout, r); err != nil {
+		if err := printCronRun(w, r); err != nil {
 			return err
 		}
 	}
@@ -408,21 +352,4 @@ func printSteps(w io.Writer, steps []store.CronStep) {
 			fmt.Fprintf(w, "    | %s\n", sanitize(line))
 		}
 	}
-}
-
-// scriptSteps is a script's steps: the --step flags, then the command
-// after -- (several words joined with shell quoting).
-func scriptSteps(flags, command []string) ([]string, error) {
-	steps := append([]string(nil), flags...)
-	if len(command) > 0 {
-		line, err := joinCommand(command)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		steps = append(steps, line)
-	}
-	if len(steps) == 0 {
-		return nil, usageError{errors.New("no steps: give COMMAND after -- or --step CMD")}
-	}
-	return steps, nil
 }

@@ -58,18 +58,14 @@ func newDoctorCmd() *cobra.Command {
 		},
 	}
 	addStateFlag(cmd, &opts.state)
-	cmd.Flags().StringVar(&opts.config, "config", "", "config file (default $XDG_CONFIG_HOME/warden/config.yaml)")
+	addConfigFlag(cmd, &opts.config)
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the results as JSON")
 	return cmd
 }
 
 // runDoctor resolves paths at the edge, runs the checks and prints them.
 func runDoctor(ctx context.Context, opts doctorOptions, stdout io.Writer) error {
-	state, err := resolveStateDir(opts.state)
-	if err != nil {
-		return err
-	}
-	cfgPath, err := resolveConfigPath(opts.config)
+	state, cfgPath, err := resolveStateAndConfig(opts.state, opts.config)
 	if err != nil {
 		return err
 	}

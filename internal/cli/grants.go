@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
@@ -13,18 +12,11 @@ import (
 	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
-// grantsOptions are the flags of warden grants and its verbs.
-type grantsOptions struct {
-	state string
-	json  bool
-}
-
 // newGrantsCmd builds "warden grants".
 func newGrantsCmd() *cobra.Command {
-	cmd := parentCmd("grants", "List and revoke recorded approvals (session and always grants)",
-		"missing subcommand (warden grants list | revoke ID)")
-	cmd.AddCommand(newListCmd(grantsList), newGrantsRevokeCmd())
-	return cmd
+	return parentCmd("grants", "List and revoke recorded approvals (session and always grants)",
+		"missing subcommand (warden grants list | revoke ID)",
+		newListCmd(grantsList), newGrantsRevokeCmd())
 }
 
 // grantsList is "warden grants list".
@@ -65,37 +57,19 @@ file.
 }
 
 func newGrantsRevokeCmd() *cobra.Command {
-	var opts grantsOptions
-	cmd := &cobra.Command{
-		Use:   "revoke ID [--json] [--state DIR]",
-		Short: "Revoke a grant",
-		Long: `Revoke a grant by its id (from warden grants list). The next matching action
+	return newHostVerbCmd(hostVerb[map[string]string]{
+		use:   "revoke ID [--json] [--state DIR]",
+		short: "Revoke a grant",
+		long: `Revoke a grant by its id (from warden grants list). The next matching action
 is decided afresh.
 
 ` + hostExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGrantsRevoke(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		json: `print {"revoked": ID} as JSON`,
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (map[string]string, error) {
+			return map[string]string{"revoked": args[0]}, c.Revoke(ctx, args[0])
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, `print {"revoked": ID} as JSON`)
-	return cmd
-}
-
-func runGrantsRevoke(ctx context.Context, opts grantsOptions, id string, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.Revoke(ctx, id); err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, map[string]string{"revoked": id}, true)
-	}
-	_, err = fmt.Fprintf(stdout, "revoked %s\n", sanitize(id))
-	return err
+		write: func(w io.Writer, args []string, _ map[string]string) error {
+			return writef(w, "revoked %s\n", sanitize(args[0]))
+		},
+	})
 }

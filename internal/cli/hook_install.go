@@ -26,8 +26,7 @@ import (
 
 // hookInstallOptions are the flags of warden hook install.
 type hookInstallOptions struct {
-	project, user bool
-	dir           string
+	hookFiles
 	binary        string
 	state, config string
 	timeout       int
@@ -68,19 +67,16 @@ func newHookInstallCmd() *cobra.Command {
 		Use:   "install AGENT [--user | --project [--dir DIR]] [--binary PATH] [--state DIR] [--config FILE]",
 		Short: "Install warden's hook into Claude Code, Codex or Gemini CLI, and test it",
 		Long:  hookInstallLong,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{errors.New("want one AGENT: " + agentNames())}
 			}
-			if _, ok := hookconf.Agents[args[0]]; !ok {
-				return usageError{fmt.Errorf("unknown agent %q: want %s", args[0], agentNames())}
-			}
-			return nil
+			return knownAgents(cmd, args)
 		},
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.project && o.user {
-				return usageError{errors.New("--project and --user: choose one")}
+			if err := o.checkFiles(); err != nil {
+				return err
 			}
 			return runHookInstall(cmd.Context(), o, hookconf.Agents[args[0]], cmd.OutOrStdout())
 		},
@@ -95,6 +91,17 @@ func newHookInstallCmd() *cobra.Command {
 	f.IntVar(&o.timeout, "timeout", 0, "the agent's timeout for the hook, in seconds (default: approvals.timeout + 60)")
 	f.BoolVar(&o.noTest, "no-test", false, "do not run the self-test")
 	return cmd
+}
+
+// knownAgents refuses an argument that names no agent warden installs
+// into.
+func knownAgents(_ *cobra.Command, args []string) error {
+	for _, n := range args {
+		if _, ok := hookconf.Agents[n]; !ok {
+			return usageError{fmt.Errorf("unknown agent %q: want %s", n, agentNames())}
+		}
+	}
+	return nil
 }
 
 // agentNames lists the agents warden installs into.
@@ -381,9 +388,23 @@ func firstLine(s string) string {
 
 // hookDoctorOptions are the flags of warden hook doctor.
 type hookDoctorOptions struct {
+	hookFiles
+	json bool
+}
+
+// hookFiles are the flags that choose an agent's settings file: in the
+// home directory (--user) or in a project (--project, --dir).
+type hookFiles struct {
 	project, user bool
 	dir           string
-	json          bool
+}
+
+// checkFiles refuses --project with --user.
+func (h hookFiles) checkFiles() error {
+	if h.project && h.user {
+		return usageError{errors.New("--project and --user: choose one")}
+	}
+	return nil
 }
 
 const hookDoctorLong = `Check warden's hook in an agent's settings, end to end: the file reads,
@@ -405,21 +426,14 @@ Exit status:
 func newHookDoctorCmd() *cobra.Command {
 	var o hookDoctorOptions
 	cmd := &cobra.Command{
-		Use:   "doctor [AGENT...] [--user | --project [--dir DIR]] [--json]",
-		Short: "Check that warden's hook in Claude Code, Codex or Gemini CLI works",
-		Long:  hookDoctorLong,
-		Args: func(_ *cobra.Command, args []string) error {
-			for _, n := range args {
-				if _, ok := hookconf.Agents[n]; !ok {
-					return usageError{fmt.Errorf("unknown agent %q: want %s", n, agentNames())}
-				}
-			}
-			return nil
-		},
+		Use:                   "doctor [AGENT...] [--user | --project [--dir DIR]] [--json]",
+		Short:                 "Check that warden's hook in Claude Code, Codex or Gemini CLI works",
+		Long:                  hookDoctorLong,
+		Args:                  knownAgents,
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.project && o.user {
-				return usageError{errors.New("--project and --user: choose one")}
+			if err := o.checkFiles(); err != nil {
+				return err
 			}
 			return runHookDoctor(cmd.Context(), o, args, cmd.OutOrStdout())
 		},

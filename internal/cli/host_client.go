@@ -57,10 +57,10 @@ func badRequest(err error) error {
 	return err
 }
 
-// parentCmd builds a command that only groups subcommands: run bare, it
-// is a usage error that lists them.
-func parentCmd(use, short, missing string) *cobra.Command {
-	return &cobra.Command{
+// parentCmd builds a command that only groups subcommands (subs, and
+// any added later): run bare, it is a usage error that lists them.
+func parentCmd(use, short, missing string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:                   use,
 		Short:                 short,
 		DisableFlagsInUseLine: true,
@@ -71,6 +71,8 @@ func parentCmd(use, short, missing string) *cobra.Command {
 			return usageError{errors.New(missing)}
 		},
 	}
+	cmd.AddCommand(subs...)
+	return cmd
 }
 
 // until renders the time left before t, rounded to the second, or "due".

@@ -26,19 +26,12 @@ func cmdWaitSock(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitsock STATE")
 	}
-	c := localapi.NewClient(filepath.Join(ts.MkAbs(args[0]), localapi.SocketName))
-	defer c.Close()
-	deadline := time.Now().Add(scriptWait)
-	for {
-		_, err := c.Grants(context.Background())
-		if err == nil {
-			return
+	waitHost(ts, args[0], func(c *localapi.Client) error {
+		if _, err := c.Grants(context.Background()); err != nil {
+			return fmt.Errorf("no host on %s: %w", args[0], err)
 		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("no host on %s after %v: %v", args[0], scriptWait, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // cmdWaitPending is the script command "waitpending STATE N": wait until
@@ -51,16 +44,29 @@ func cmdWaitPending(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("waitpending: bad count %q", args[1])
 	}
-	c := localapi.NewClient(filepath.Join(ts.MkAbs(args[0]), localapi.SocketName))
+	waitHost(ts, args[0], func(c *localapi.Client) error {
+		list, err := c.Approvals(context.Background())
+		if err == nil && len(list) == n {
+			return nil
+		}
+		return fmt.Errorf("want %d pending requests, have %d (%v)", n, len(list), err)
+	})
+}
+
+// waitHost polls the host of the state directory state with ready until
+// ready returns nil; after scriptWait it fails the script with ready's
+// last error.
+func waitHost(ts *testscript.TestScript, state string, ready func(*localapi.Client) error) {
+	c := localapi.NewClient(filepath.Join(ts.MkAbs(state), localapi.SocketName))
 	defer c.Close()
 	deadline := time.Now().Add(scriptWait)
 	for {
-		list, err := c.Approvals(context.Background())
-		if err == nil && len(list) == n {
+		err := ready(c)
+		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("want %d pending requests, have %d (%v) after %v", n, len(list), err, scriptWait)
+			ts.Fatalf("%v after %v", err, scriptWait)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -133,17 +139,11 @@ func cmdWaitTask(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: waittask STATE ID STATUS")
 	}
-	c := localapi.NewClient(filepath.Join(ts.MkAbs(args[0]), localapi.SocketName))
-	defer c.Close()
-	deadline := time.Now().Add(scriptWait)
-	for {
+	waitHost(ts, args[0], func(c *localapi.Client) error {
 		card, err := c.KanbanTask(context.Background(), args[1])
 		if err == nil && string(card.Status) == args[2] {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("task %s: want status %s, have %q (%v) after %v", args[1], args[2], card.Status, err, scriptWait)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("task %s: want status %s, have %q (%v)", args[1], args[2], card.Status, err)
+	})
 }

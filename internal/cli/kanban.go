@@ -25,7 +25,6 @@ type kanbanOptions struct {
 	body      string
 	steps     []string
 	prompt    string
-	reason    string
 }
 
 // kanbanExitHelp is the exit-status table of warden kanban's verbs.
@@ -37,11 +36,10 @@ const kanbanExitHelp = `Exit status:
 
 // newKanbanCmd builds "warden kanban".
 func newKanbanCmd() *cobra.Command {
-	cmd := parentCmd("kanban", "Add, list, show and move tasks on the running host's kanban board",
-		"missing subcommand (warden kanban add | list | show | comment | block | unblock | done | remote)")
-	cmd.AddCommand(newKanbanAddCmd(), newListCmd(kanbanList), newKanbanShowCmd(), newKanbanCommentCmd(),
+	return parentCmd("kanban", "Add, list, show and move tasks on the running host's kanban board",
+		"missing subcommand (warden kanban add | list | show | comment | block | unblock | done | remote)",
+		newKanbanAddCmd(), newListCmd(kanbanList), newKanbanShowCmd(), newKanbanCommentCmd(),
 		newKanbanMoveCmd(board.Block), newKanbanMoveCmd(board.Unblock), newKanbanMoveCmd(board.Done), newKanbanRemoteCmd())
-	return cmd
 }
 
 const kanbanAddLong = `Add a task to the running host's kanban board and print its id. The task is
@@ -81,72 +79,42 @@ words are a comment.
 
 func newKanbanAddCmd() *cobra.Command {
 	var opts kanbanOptions
-	cmd := &cobra.Command{
-		Use:   "add TITLE [--after ID]... [--workspace scratch|dir:/abs] [--step CMD]... [-- COMMAND...]",
-		Short: "Add a task",
-		Long:  kanbanAddLong,
-		Example: `  warden kanban add 'run the tests' --workspace dir:/srv/app -- go test ./...
+	cmd := newAddCmd(hostVerb[store.Task]{
+		use:   "add TITLE [--after ID]... [--workspace scratch|dir:/abs] [--step CMD]... [-- COMMAND...]",
+		short: "Add a task",
+		long:  kanbanAddLong,
+		example: `  warden kanban add 'run the tests' --workspace dir:/srv/app -- go test ./...
   warden kanban add deploy --after 01J... --step 'make build' --step 'make deploy'
   warden kanban add triage --prompt 'Read the failing test output in ./ci.log and fix the test'`,
-		DisableFlagsInUseLine: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runKanbanAdd(cmd.Context(), opts, args, cmd.ArgsLenAtDash(), cmd.OutOrStdout())
-		},
-	}
-	addStateFlag(cmd, &opts.state)
+		json:  "print the task as JSON",
+		write: func(w io.Writer, _ []string, t store.Task) error { return writef(w, "%s\n", t.ID) },
+	}, func(args []string, dash int) (localapi.KanbanAddRequest, error) {
+		return kanbanAddRequest(opts, args, dash)
+	}, (*localapi.Client).AddKanbanTask)
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.after, "after", nil, "a parent task id: ready when all parents are done; repeatable")
 	f.StringVar(&opts.workspace, "workspace", "", "scratch (default) or dir:/absolute/path")
 	f.StringVar(&opts.body, "body", "", "the task's description")
 	f.StringArrayVar(&opts.steps, "step", nil, "a step's shell command line; repeatable, run in order before COMMAND")
 	f.StringVar(&opts.prompt, "prompt", "", "make a prompt task: the worker runs the agent with this message (no steps)")
-	f.BoolVar(&opts.json, "json", false, "print the task as JSON")
 	return cmd
 }
+
+// kanbanAddSyntax words the usage errors of warden kanban add's arguments.
+var kanbanAddSyntax = addSyntax{verb: "warden kanban add", word: "TITLE", tail: " -- COMMAND...", shown: "%q", hint: " (quote a title with spaces)"}
 
 // kanbanAddRequest checks the arguments of warden kanban add: TITLE
 // before "--", COMMAND after it (dash is cobra's ArgsLenAtDash).
 func kanbanAddRequest(opts kanbanOptions, args []string, dash int) (localapi.KanbanAddRequest, error) {
-	var title string
-	var command []string
-	switch {
-	case len(args) == 0 || dash == 0:
-		return localapi.KanbanAddRequest{}, usageError{errors.New("missing TITLE (warden kanban add TITLE -- COMMAND...)")}
-	case dash < 0 && len(args) > 1:
-		return localapi.KanbanAddRequest{}, usageError{fmt.Errorf("put the command after --: warden kanban add %q ... -- %s", args[0], strings.Join(args[1:], " "))}
-	case dash > 1:
-		return localapi.KanbanAddRequest{}, usageError{fmt.Errorf("one TITLE before --, got %q (quote a title with spaces)", args[:dash])}
-	default:
-		title, command = args[0], args[1:]
-	}
-	var steps []string
-	if opts.prompt == "" || len(opts.steps) > 0 || len(command) > 0 {
-		var err error
-		if steps, err = scriptSteps(opts.steps, command); err != nil {
-			return localapi.KanbanAddRequest{}, err
-		}
+	title, steps, err := kanbanAddSyntax.parse(args, dash, opts.prompt, opts.steps)
+	if err != nil {
+		return localapi.KanbanAddRequest{}, err
 	}
 	req := localapi.KanbanAddRequest{Title: title, Body: opts.body, After: opts.after, Workspace: opts.workspace, Steps: steps, Prompt: opts.prompt}
 	if _, err := localapi.KanbanTaskOf(req); err != nil {
 		return localapi.KanbanAddRequest{}, usageError{err}
 	}
 	return req, nil
-}
-
-func runKanbanAdd(ctx context.Context, opts kanbanOptions, args []string, dash int, stdout io.Writer) error {
-	req, err := kanbanAddRequest(opts, args, dash)
-	if err != nil {
-		return err
-	}
-	t, err := callHost(ctx, opts.state, func(c *localapi.Client) (store.Task, error) { return c.AddKanbanTask(ctx, req) })
-	if err != nil {
-		return badRequest(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, t, true)
-	}
-	_, err = fmt.Fprintln(stdout, t.ID)
-	return err
 }
 
 // kanbanList is "warden kanban list".
@@ -186,11 +154,10 @@ func taskStatuses() []string {
 }
 
 func newKanbanShowCmd() *cobra.Command {
-	var opts kanbanOptions
-	cmd := &cobra.Command{
-		Use:   "show ID [--json] [--state DIR]",
-		Short: "Show a task with its runs, steps and comments",
-		Long: `Show a task: its status, workspace and script, its runs (newest first) with
+	return newHostVerbCmd(hostVerb[board.Card]{
+		use:   "show ID [--json] [--state DIR]",
+		short: "Show a task with its runs, steps and comments",
+		long: `Show a task: its status, workspace and script, its runs (newest first) with
 each step's command, the gate's verdict and rule, exit code and output,
 and its comments (oldest first).
 
@@ -200,26 +167,12 @@ and its comments (oldest first).
 "time", …}]}.
 
 ` + kanbanExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runKanbanShow(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		json: "print JSON",
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (board.Card, error) {
+			return c.KanbanTask(ctx, args[0])
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
-	return cmd
-}
-
-func runKanbanShow(ctx context.Context, opts kanbanOptions, id string, stdout io.Writer) error {
-	card, err := callHost(ctx, opts.state, func(c *localapi.Client) (board.Card, error) { return c.KanbanTask(ctx, id) })
-	if err != nil {
-		return err
-	}
-	if opts.json {
-		return writeJSON(stdout, card, true)
-	}
-	return printCard(stdout, card)
+		write: func(w io.Writer, _ []string, card board.Card) error { return printCard(w, card) },
+	})
 }
 
 // printCard writes a task's card for people.
@@ -257,38 +210,28 @@ func printCard(w io.Writer, c board.Card) error {
 }
 
 func newKanbanCommentCmd() *cobra.Command {
-	var opts kanbanOptions
-	cmd := &cobra.Command{
-		Use:   "comment ID TEXT [--json] [--state DIR]",
-		Short: "Comment on a task",
-		Long: `Add a comment to a task, as the operator: comments are how humans and
+	return newHostVerbCmd(hostVerb[store.TaskComment]{
+		use:   "comment ID TEXT [--json] [--state DIR]",
+		short: "Comment on a task",
+		long: `Add a comment to a task, as the operator: comments are how humans and
 workers talk about a task.
 
 ` + kanbanExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runKanbanComment(cmd.Context(), opts, args[0], args[1], cmd.OutOrStdout())
+		args: cobra.ExactArgs(2),
+		json: "print the comment as JSON",
+		check: func(_ *cobra.Command, args []string) error {
+			if strings.TrimSpace(args[1]) == "" {
+				return usageError{errors.New("empty comment")}
+			}
+			return nil
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print the comment as JSON")
-	return cmd
-}
-
-func runKanbanComment(ctx context.Context, opts kanbanOptions, id, text string, stdout io.Writer) error {
-	if strings.TrimSpace(text) == "" {
-		return usageError{errors.New("empty comment")}
-	}
-	cm, err := callHost(ctx, opts.state, func(c *localapi.Client) (store.TaskComment, error) { return c.CommentKanbanTask(ctx, id, text) })
-	if err != nil {
-		return err
-	}
-	if opts.json {
-		return writeJSON(stdout, cm, true)
-	}
-	_, err = fmt.Fprintf(stdout, "commented on task %s\n", id)
-	return err
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (store.TaskComment, error) {
+			return c.CommentKanbanTask(ctx, args[0], args[1])
+		},
+		write: func(w io.Writer, args []string, _ store.TaskComment) error {
+			return writef(w, "commented on task %s\n", args[0])
+		},
+	})
 }
 
 // kanbanMoveHelp describes each operator verb.
@@ -299,32 +242,20 @@ var kanbanMoveHelp = map[board.Verb][2]string{
 }
 
 func newKanbanMoveCmd(v board.Verb) *cobra.Command {
-	var opts kanbanOptions
+	var reason string
 	help := kanbanMoveHelp[v]
-	cmd := &cobra.Command{
-		Use:                   string(v) + " ID [--reason TEXT] [--json] [--state DIR]",
-		Short:                 help[0],
-		Long:                  help[1] + "\n\n" + kanbanExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runKanbanMove(cmd.Context(), opts, v, args[0], cmd.OutOrStdout())
+	cmd := newHostVerbCmd(hostVerb[store.Task]{
+		use:   string(v) + " ID [--reason TEXT] [--json] [--state DIR]",
+		short: help[0],
+		long:  help[1] + "\n\n" + kanbanExitHelp,
+		json:  "print the task as JSON",
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (store.Task, error) {
+			return c.MoveKanbanTask(ctx, args[0], v, reason)
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().StringVar(&opts.reason, "reason", "", "why; recorded as a comment")
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print the task as JSON")
+		write: func(w io.Writer, _ []string, t store.Task) error {
+			return writef(w, "task %s is %s\n", t.ID, t.Status)
+		},
+	})
+	cmd.Flags().StringVar(&reason, "reason", "", "why; recorded as a comment")
 	return cmd
-}
-
-func runKanbanMove(ctx context.Context, opts kanbanOptions, v board.Verb, id string, stdout io.Writer) error {
-	t, err := callHost(ctx, opts.state, func(c *localapi.Client) (store.Task, error) { return c.MoveKanbanTask(ctx, id, v, opts.reason) })
-	if err != nil {
-		return err
-	}
-	if opts.json {
-		return writeJSON(stdout, t, true)
-	}
-	_, err = fmt.Fprintf(stdout, "task %s is %s\n", t.ID, t.Status)
-	return err
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/internal/localapi"
 )
 
 // newKanbanRemoteCmd builds "warden kanban remote ID".
@@ -67,14 +69,9 @@ func runKanbanRemote(ctx context.Context, opts kanbanOptions, id, tokenFile stri
 			os.Remove(tokenFile)
 		}
 	}()
-	c, err := hostClient(opts.state)
+	r, err := callHost(ctx, opts.state, func(c *localapi.Client) (localapi.KanbanRemote, error) { return c.IssueKanbanTask(ctx, id, ttl) })
 	if err != nil {
 		return err
-	}
-	defer c.Close()
-	r, err := c.IssueKanbanTask(ctx, id, ttl)
-	if err != nil {
-		return hostError(err)
 	}
 	if _, err := io.WriteString(f, r.Token+"\n"); err != nil {
 		return fmt.Errorf("token file: %w", err)

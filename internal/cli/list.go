@@ -87,16 +87,17 @@ func runList[T any](ctx context.Context, s listSpec[T], state string, q termui.Q
 	if err := s.list.Check(q); err != nil {
 		return usageError{err}
 	}
-	c, err := hostClient(state)
+	rows, err := callHost(ctx, state, func(c *localapi.Client) ([]T, error) { return s.fetch(c, ctx) })
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	rows, err := s.fetch(c, ctx)
-	if err != nil {
-		return hostError(err)
-	}
 	return s.list.Write(stdout, rows, q)
+}
+
+// yesNoFilter is a filter on a switch of each row: --FLAG yes keeps the
+// rows where on is true, --FLAG no the others.
+func yesNoFilter[T any](flag, usage string, on func(T) bool) termui.Filter[T] {
+	return termui.Filter[T]{Flag: flag, Usage: usage, Choices: []string{"yes", "no"}, Value: func(v T) string { return yesNo(on(v)) }}
 }
 
 // yesNo renders a switch in a table.

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/internal/gate"
 	"github.com/wardenhq/warden/internal/hookrun"
@@ -30,12 +34,30 @@ func defaultConfigPath() (string, error) {
 	return filepath.Join(home, ".config", "warden", "config.yaml"), nil
 }
 
+// addConfigFlag registers --config on a command that reads the config
+// file from resolveConfigPath.
+func addConfigFlag(cmd *cobra.Command, file *string) {
+	cmd.Flags().StringVar(file, "config", "", "config file (default $XDG_CONFIG_HOME/warden/config.yaml)")
+}
+
 // resolveConfigPath is the config file: flag, else the default.
 func resolveConfigPath(flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
 	return defaultConfigPath()
+}
+
+// resolveStateAndConfig resolves --state, then --config, for a command
+// that opens the host's state itself (chat, doctor).
+func resolveStateAndConfig(stateFlag, configFlag string) (state, cfgPath string, err error) {
+	if state, err = resolveStateDir(stateFlag); err != nil {
+		return "", "", err
+	}
+	if cfgPath, err = resolveConfigPath(configFlag); err != nil {
+		return "", "", err
+	}
+	return state, cfgPath, nil
 }
 
 // hostPaths resolves the host facts gate.Compile needs for a config read
@@ -66,23 +88,51 @@ func hostPaths(configPath string) gate.Paths {
 // scratch kanban tasks): flag, else $XDG_CACHE_HOME/warden/scratch
 // (when absolute), else ~/.cache/warden/scratch. Never inside the state
 // directory, where a relative path would reach warden's own files.
-func resolveScratchDir(flag string) (string, error) {
+func resolveScratchDir(flag string) (string, error) { return scratchDir.resolve(flag) }
+
+// scratchDir is where resolveScratchDir looks.
+var scratchDir = dirDefault{
+	name: "scratch directory", flag: "scratch",
+	xdg: "XDG_CACHE_HOME", xdgSub: "warden/scratch", homeSub: ".cache/warden/scratch",
+}
+
+// dirDefault is where one of warden's directories is when its flag is
+// not given: the first of env that is set, else xdgSub under the XDG
+// base directory xdg when that is absolute (the XDG spec says to ignore
+// a relative one), else homeSub under the home directory.
+type dirDefault struct {
+	name    string   // what it is, in errors: "state directory"
+	flag    string   // its flag, without "--"
+	env     []string // warden's own variables, read first
+	xdg     string   // the XDG base variable: XDG_STATE_HOME
+	xdgSub  string   // the directory under the XDG base
+	homeSub string   // the directory under the home directory
+}
+
+// resolve is the directory, absolute: flag when given, else the default.
+func (d dirDefault) resolve(flag string) (string, error) {
 	dir := flag
+	for _, v := range d.env {
+		if dir == "" {
+			dir = os.Getenv(v)
+		}
+	}
 	if dir == "" {
-		if xdg := os.Getenv("XDG_CACHE_HOME"); filepath.IsAbs(xdg) {
-			dir = filepath.Join(xdg, "warden", "scratch")
+		if xdg := os.Getenv(d.xdg); filepath.IsAbs(xdg) {
+			dir = filepath.Join(xdg, d.xdgSub)
 		}
 	}
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("find the scratch directory: %w (give --scratch, or set XDG_CACHE_HOME or HOME)", err)
+			vars := strings.Join(append(slices.Clone(d.env), d.xdg), ", ")
+			return "", fmt.Errorf("find the %s: %w (give --%s, or set %s or HOME)", d.name, err, d.flag, vars)
 		}
-		dir = filepath.Join(home, ".cache", "warden", "scratch")
+		dir = filepath.Join(home, d.homeSub)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("scratch directory %s: %w", dir, err)
+		return "", fmt.Errorf("%s %s: %w", d.name, dir, err)
 	}
 	return abs, nil
 }

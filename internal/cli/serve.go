@@ -118,7 +118,7 @@ func newServeCmd() *cobra.Command {
 	f := cmd.Flags()
 	addStateFlag(cmd, &opts.state)
 	f.StringVar(&opts.scratch, "scratch", "", "workspace directory (default $XDG_CACHE_HOME/warden/scratch)")
-	f.StringVar(&opts.config, "config", "", "config file (default $XDG_CONFIG_HOME/warden/config.yaml)")
+	addConfigFlag(cmd, &opts.config)
 	f.StringVar(&opts.addr, "addr", host.DefaultAddr, "web console address HOST:PORT")
 	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow a console address beyond loopback (put TLS in front)")
 	f.StringArrayVar(&opts.hosts, "console-host", nil, "a Host name the console accepts besides loopback (the name a reverse proxy serves it as); repeatable")

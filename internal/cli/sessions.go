@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
@@ -13,17 +12,10 @@ import (
 	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
-// sessionsOptions are the sessions commands' flags.
-type sessionsOptions struct {
-	state string
-	json  bool
-}
-
 func newSessionsCmd() *cobra.Command {
-	cmd := parentCmd("sessions", "List sessions and reset their terminal state",
-		"missing subcommand (warden sessions list | reset KEY)")
-	cmd.AddCommand(newListCmd(sessionsList), newSessionsResetCmd())
-	return cmd
+	return parentCmd("sessions", "List sessions and reset their terminal state",
+		"missing subcommand (warden sessions list | reset KEY)",
+		newListCmd(sessionsList), newSessionsResetCmd())
 }
 
 // sessionsList is "warden sessions list".
@@ -52,47 +44,27 @@ live).
 			}},
 		},
 		Filters: []termui.Filter[store.SessionRow]{
-			{Flag: "ended", Usage: "only the ended sessions, or only the live ones", Choices: []string{"yes", "no"},
-				Value: func(s store.SessionRow) string { return yesNo(!s.Ended.IsZero()) }},
-			{Flag: "yolo", Usage: "only the sessions whose yolo switch is on, or off", Choices: []string{"yes", "no"},
-				Value: func(s store.SessionRow) string { return yesNo(s.Yolo) }},
+			yesNoFilter("ended", "only the ended sessions, or only the live ones", func(s store.SessionRow) bool { return !s.Ended.IsZero() }),
+			yesNoFilter("yolo", "only the sessions whose yolo switch is on, or off", func(s store.SessionRow) bool { return s.Yolo }),
 		},
 	},
 }
 
 func newSessionsResetCmd() *cobra.Command {
-	var opts sessionsOptions
-	cmd := &cobra.Command{
-		Use:   "reset KEY [--json] [--state DIR]",
-		Short: "Clear a session's shell state",
-		Long: `Clear the shell state of session KEY on the running host: its working
+	return newHostVerbCmd(hostVerb[map[string]string]{
+		use:   "reset KEY [--json] [--state DIR]",
+		short: "Clear a session's shell state",
+		long: `Clear the shell state of session KEY on the running host: its working
 directory, exported variables, functions and aliases. Its next command starts
 in a fresh shell. A session without state is no error.
 
 ` + hostExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSessionsReset(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		json: `print {"reset": KEY} as JSON`,
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (map[string]string, error) {
+			return map[string]string{"reset": args[0]}, c.ResetSession(ctx, args[0])
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, `print {"reset": KEY} as JSON`)
-	return cmd
-}
-
-func runSessionsReset(ctx context.Context, opts sessionsOptions, key string, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.ResetSession(ctx, key); err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, map[string]string{"reset": key}, true)
-	}
-	_, err = fmt.Fprintf(stdout, "reset the shell state of session %s\n", sanitize(key))
-	return err
+		write: func(w io.Writer, args []string, _ map[string]string) error {
+			return writef(w, "reset the shell state of session %s\n", sanitize(args[0]))
+		},
+	})
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -25,28 +23,12 @@ func addStateFlag(cmd *cobra.Command, dir *string) {
 // --state flag, else WARDEN_STATE, else $XDG_STATE_HOME/warden (when
 // absolute, as the XDG spec requires), else ~/.local/state/warden. The
 // CLI is the edge; nothing below it reads the environment.
-func resolveStateDir(flag string) (string, error) {
-	dir := flag
-	if dir == "" {
-		dir = os.Getenv("WARDEN_STATE")
-	}
-	if dir == "" {
-		if xdg := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(xdg) {
-			dir = filepath.Join(xdg, "warden")
-		}
-	}
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find the state directory: %w (give --state, or set WARDEN_STATE, XDG_STATE_HOME or HOME)", err)
-		}
-		dir = filepath.Join(home, ".local", "state", "warden")
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("state directory %s: %w", dir, err)
-	}
-	return abs, nil
+func resolveStateDir(flag string) (string, error) { return stateDir.resolve(flag) }
+
+// stateDir is where resolveStateDir looks.
+var stateDir = dirDefault{
+	name: "state directory", flag: "state", env: []string{"WARDEN_STATE"},
+	xdg: "XDG_STATE_HOME", xdgSub: "warden", homeSub: ".local/state/warden",
 }
 
 // hostClient returns a client for the host serving the state directory.

@@ -15,10 +15,8 @@ import (
 	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
-// tokenOptions are the flags of warden token and its verbs.
+// tokenOptions are the flags of warden token create.
 type tokenOptions struct {
-	state  string
-	json   bool
 	name   string
 	scopes []string
 	ttl    time.Duration
@@ -26,18 +24,20 @@ type tokenOptions struct {
 
 // newTokenCmd builds "warden token".
 func newTokenCmd() *cobra.Command {
-	cmd := parentCmd("token", "Create, list and revoke API tokens for scripts",
-		"missing subcommand (warden token create --scope SCOPE | list | revoke ID)")
-	cmd.AddCommand(newTokenCreateCmd(), newListCmd(tokenList), newTokenRevokeCmd())
-	return cmd
+	return parentCmd("token", "Create, list and revoke API tokens for scripts",
+		"missing subcommand (warden token create --scope SCOPE | list | revoke ID)",
+		newTokenCreateCmd(), newListCmd(tokenList), newTokenRevokeCmd())
 }
 
 func newTokenCreateCmd() *cobra.Command {
-	var opts tokenOptions
-	cmd := &cobra.Command{
-		Use:   "create --scope read|approve|admin [--name NAME] [--ttl 720h] [--json] [--state DIR]",
-		Short: "Create an API token (shown once)",
-		Long: `Create an API token for a script that talks to the web console's HTTP API
+	var (
+		opts tokenOptions
+		req  localapi.TokenRequest
+	)
+	cmd := newHostVerbCmd(hostVerb[localapi.NewToken]{
+		use:   "create --scope read|approve|admin [--name NAME] [--ttl 720h] [--json] [--state DIR]",
+		short: "Create an API token (shown once)",
+		long: `Create an API token for a script that talks to the web console's HTTP API
 ("Authorization: Bearer TOKEN"). The token is printed once: the host keeps
 only its hash. Give the least scope the script needs:
 
@@ -56,50 +56,40 @@ admin socket, so only this user outside every tool sandbox can make one.
 "expires_at", "token"}.
 
 ` + hostExitHelp,
-		Example: `  warden token create --scope read --name dashboard
+		example: `  warden token create --scope read --name dashboard
   warden token create --scope approve --ttl 24h --json`,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runTokenCreate(cmd.Context(), opts, cmd.OutOrStdout())
+		args:  cobra.NoArgs,
+		json:  "print JSON",
+		check: func(*cobra.Command, []string) (err error) { req, err = opts.request(); return err },
+		ask: func(ctx context.Context, c *localapi.Client, _ []string) (localapi.NewToken, error) {
+			return c.CreateToken(ctx, req)
 		},
-	}
-	addStateFlag(cmd, &opts.state)
+		write: func(w io.Writer, _ []string, t localapi.NewToken) error {
+			return writef(w, "%s\n  id:      %s\n  scopes:  %s\n  expires: %s\n  (shown only this once: warden keeps only its hash)\n",
+				t.Token, t.ID, strings.Join(t.Scopes, ","), t.Expires.Local().Format(time.DateTime))
+		},
+	})
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.scopes, "scope", nil, "scope: read, approve or admin (required; repeatable or comma-separated)")
 	f.StringVar(&opts.name, "name", "", "a label for the token (at most 64 bytes)")
 	f.DurationVar(&opts.ttl, "ttl", credential.DefaultTokenTTL, "lifetime")
-	f.BoolVar(&opts.json, "json", false, "print JSON")
 	return cmd
 }
 
-func runTokenCreate(ctx context.Context, opts tokenOptions, stdout io.Writer) error {
-	scopes, err := credential.ParseScopes(opts.scopes)
+// request checks token create's flags and builds the host's request.
+func (o tokenOptions) request() (localapi.TokenRequest, error) {
+	scopes, err := credential.ParseScopes(o.scopes)
 	if err != nil {
-		return usageError{fmt.Errorf("--scope: %w", err)}
+		return localapi.TokenRequest{}, usageError{fmt.Errorf("--scope: %w", err)}
 	}
-	if opts.ttl <= 0 || opts.ttl > credential.MaxTokenTTL {
-		return usageError{fmt.Errorf("--ttl %v: want more than 0 and at most %v", opts.ttl, credential.MaxTokenTTL)}
+	if o.ttl <= 0 || o.ttl > credential.MaxTokenTTL {
+		return localapi.TokenRequest{}, usageError{fmt.Errorf("--ttl %v: want more than 0 and at most %v", o.ttl, credential.MaxTokenTTL)}
 	}
 	names := make([]string, len(scopes))
 	for i, s := range scopes {
 		names[i] = string(s)
 	}
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	t, err := c.CreateToken(ctx, localapi.TokenRequest{Name: opts.name, Scopes: names, TTLSeconds: int64(opts.ttl / time.Second)})
-	if err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, t, true)
-	}
-	_, err = fmt.Fprintf(stdout, "%s\n  id:      %s\n  scopes:  %s\n  expires: %s\n  (shown only this once: warden keeps only its hash)\n",
-		t.Token, t.ID, strings.Join(t.Scopes, ","), t.Expires.Local().Format(time.DateTime))
-	return err
+	return localapi.TokenRequest{Name: o.name, Scopes: names, TTLSeconds: int64(o.ttl / time.Second)}, nil
 }
 
 // tokenList is "warden token list".
@@ -128,39 +118,21 @@ host does not have them.
 }
 
 func newTokenRevokeCmd() *cobra.Command {
-	var opts tokenOptions
-	cmd := &cobra.Command{
-		Use:   "revoke ID [--json] [--state DIR]",
-		Short: "Revoke an API token",
-		Long: `Revoke an API token by its id (from warden token list): its next request is
+	return newHostVerbCmd(hostVerb[map[string]int]{
+		use:   "revoke ID [--json] [--state DIR]",
+		short: "Revoke an API token",
+		long: `Revoke an API token by its id (from warden token list): its next request is
 refused.
 
 --json prints {"revoked": 1}.
 
 ` + hostExitHelp,
-		DisableFlagsInUseLine: true,
-		Args:                  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTokenRevoke(cmd.Context(), opts, args[0], cmd.OutOrStdout())
+		json: "print JSON",
+		ask: func(ctx context.Context, c *localapi.Client, args []string) (map[string]int, error) {
+			return map[string]int{"revoked": 1}, c.RevokeToken(ctx, args[0])
 		},
-	}
-	addStateFlag(cmd, &opts.state)
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
-	return cmd
-}
-
-func runTokenRevoke(ctx context.Context, opts tokenOptions, id string, stdout io.Writer) error {
-	c, err := hostClient(opts.state)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.RevokeToken(ctx, id); err != nil {
-		return hostError(err)
-	}
-	if opts.json {
-		return writeJSON(stdout, map[string]int{"revoked": 1}, true)
-	}
-	_, err = fmt.Fprintf(stdout, "revoked token %s\n", sanitize(id))
-	return err
+		write: func(w io.Writer, args []string, _ map[string]int) error {
+			return writef(w, "revoked token %s\n", sanitize(args[0]))
+		},
+	})
 }

@@ -146,6 +146,24 @@ func (h *testHost) stop(t testing.TB) {
 }
 
 // testWriter sends the dispatcher's log to the test log.
+// decidedAs checks that h's audit log holds n decisions, each made as
+// run of task.
+func decidedAs(t *testing.T, h *testHost, n int, task, run string) {
+	t.Helper()
+	ds, err := h.db.Decisions(t.Context(), store.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != n {
+		t.Errorf("%d decisions, want %d", len(ds), n)
+	}
+	for _, d := range ds {
+		if !strings.HasPrefix(d.OwnerText, "kanban:"+task) || !strings.Contains(d.OwnerText, "run="+run) {
+			t.Errorf("decision %q as %q", d.Payload, d.OwnerText)
+		}
+	}
+}
+
 type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
@@ -316,18 +334,7 @@ func TestInvariant03_ChildrenStartClean(t *testing.T) {
 				}
 			}
 			// Every decision was made as the run's owner.
-			ds, err := h.db.Decisions(t.Context(), store.AuditFilter{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ds) != 2 {
-				t.Errorf("%d audit records, want 2", len(ds))
-			}
-			for _, d := range ds {
-				if !strings.HasPrefix(d.OwnerText, "kanban:"+tk.ID) || !strings.Contains(d.OwnerText, "run="+run.ID) {
-					t.Errorf("decision %q as %q", d.Payload, d.OwnerText)
-				}
-			}
+			decidedAs(t, h, 2, tk.ID, run.ID)
 		})
 	}
 	// Nothing above changed the test process's own environment.
@@ -410,18 +417,25 @@ func TestDeadWorker(t *testing.T) {
 // prefix.
 func children(t testing.TB, prefix string) []int {
 	t.Helper()
+	fs := ancestry.FS{}
+	return processes(t, prefix, func(pid int) bool {
+		in, err := fs.Within(pid, os.Getpid())
+		return err == nil && in && pid != os.Getpid()
+	})
+}
+
+// processes lists the pids of the processes on this machine that keep
+// accepts (nil: all) and whose command line starts with prefix.
+func processes(t testing.TB, prefix string, keep func(pid int) bool) []int {
+	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []int
-	fs := ancestry.FS{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if in, err := fs.Within(pid, os.Getpid()); err != nil || !in || pid == os.Getpid() {
+		if err != nil || (keep != nil && !keep(pid)) {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,18 +121,7 @@ func TestRemoteWorker(t *testing.T) {
 			}
 			// Every decision was the dispatched run's, from the host's
 			// record.
-			ds, err := h.db.Decisions(t.Context(), store.AuditFilter{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ds) != 2 {
-				t.Errorf("%d decisions, want 2", len(ds))
-			}
-			for _, d := range ds {
-				if !strings.HasPrefix(d.OwnerText, "kanban:"+tk.ID) || !strings.Contains(d.OwnerText, "run="+ticket.Run) {
-					t.Errorf("decision %q as %q", d.Payload, d.OwnerText)
-				}
-			}
+			decidedAs(t, h, 2, tk.ID, ticket.Run)
 		})
 	}
 }
@@ -366,22 +354,7 @@ func TestRemoteLeaseOutlivesALongDecision(t *testing.T) {
 // from the test when its worker dies).
 func anywhere(t testing.TB, prefix string) []int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.HasPrefix(strings.ReplaceAll(string(cmdline), "\x00", " "), prefix) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return processes(t, prefix, nil)
 }
 
 // issue adds tk and issues it to a remote worker for a minute.

@@ -138,7 +138,7 @@ func newAttackHost(t *testing.T, yaml string) *attackHost {
 	cfg := newConfig(t)
 	cfg.StateDir, cfg.ConfigPath = a.state, a.conf
 	cfg.ScratchDir = filepath.Join(a.home, ".cache", "warden", "scratch")
-	cfg.Environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + a.home, "XDG_CONFIG_HOME=" + filepath.Join(a.home, ".config")}
+	cfg.Environ = hostEnv(a.home)
 	cfg.Paths = gate.Paths{Home: a.home, Protected: []string{filepath.Dir(a.conf)}}
 	a.testHost = startHost(t, cfg)
 	// A secret in the state directory (as the console token file was;
@@ -437,7 +437,7 @@ func TestSandboxFailsClosed(t *testing.T) {
 		cfg := newConfig(t)
 		cfg.Yolo = true
 		cfg.sandboxProbe = func(context.Context) error { return fmt.Errorf("must not be probed in mode off") }
-		must(t, os.WriteFile(cfg.ConfigPath, []byte("sandbox: {mode: \"off\"}\n"), 0o600))
+		writeConfig(t, cfg, "sandbox: {mode: \"off\"}\n")
 		th := startHost(t, cfg)
 		work := t.TempDir()
 		(&attackHost{testHost: th}).exec(t, "s", "touch ran", work)
@@ -488,8 +488,7 @@ func TestConsoleWorkspace(t *testing.T) {
 // records (asked, answered — written by the store with the request)
 // say so too, not only the gate's decisions.
 func TestSandboxOffLabelsQuestions(t *testing.T) {
-	cfg := newConfig(t)
-	must(t, os.WriteFile(cfg.ConfigPath, []byte("sandbox: off\napprovals:\n  timeout: 600\n"), 0o600))
+	cfg := configured(t, "sandbox: off\napprovals:\n  timeout: 600\n")
 	th := startHost(t, cfg)
 	work := t.TempDir()
 	s := startExec(t.Context(), th.client, localapi.ExecRequest{Session: "q", Command: "rm -rf ./x", Dir: work})
@@ -514,8 +513,7 @@ func TestSandboxOffLabelsQuestions(t *testing.T) {
 // through a link the same line made (ln -s DIR /tmp/h; rm -rf /tmp/h/
 // empties DIR) is asked about, not run; denied, DIR keeps its files.
 func TestLinkedTempDeleteIsAsked(t *testing.T) {
-	cfg := newConfig(t)
-	must(t, os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  timeout: 600\n"), 0o600))
+	cfg := configured(t, "approvals:\n  timeout: 600\n")
 	th := startHost(t, cfg)
 	work := t.TempDir()
 	keep := filepath.Join(work, "keep")

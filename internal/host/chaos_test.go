@@ -80,17 +80,12 @@ func TestChaos(t *testing.T) {
 	root := t.TempDir()
 	state, scratch, home := filepath.Join(root, "state"), filepath.Join(root, "scratch"), filepath.Join(root, "home")
 	work, cronLog, kbLog := filepath.Join(root, "work"), filepath.Join(root, "cronlog"), filepath.Join(root, "kblog")
-	for _, d := range []string{home, work, cronLog, kbLog} {
-		mkdir(t, d)
-	}
+	mkdir(t, home, work, cronLog, kbLog)
 	conf := filepath.Join(root, "config.yaml")
 	// The steps' logs lie outside their workspaces: the sandbox must be
 	// told they are writable.
-	confText := fmt.Sprintf("approvals:\n  mode: manual\n  timeout: 1\n  cron_mode: approve\n  kanban_mode: approve\nsandbox:\n  writable: [%s, %s]\n", cronLog, kbLog)
-	if err := os.WriteFile(conf, []byte(confText), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+	writeFile(t, conf, fmt.Sprintf("approvals:\n  mode: manual\n  timeout: 1\n  cron_mode: approve\n  kanban_mode: approve\nsandbox:\n  writable: [%s, %s]\n", cronLog, kbLog))
+	env := hostEnv(home)
 	ranLog := filepath.Join(work, "ran.log")
 	// A step writes its own file: when it started and when it ended.
 	stepCmd := func(dir, name string) string {
@@ -109,16 +104,7 @@ func TestChaos(t *testing.T) {
 		n++
 		p := startProc(t, env, root, filepath.Join(root, fmt.Sprintf("serve-%d.log", n)), bin,
 			"serve", "--state", state, "--config", conf, "--scratch", scratch, "--addr", "127.0.0.1:0")
-		c := localapi.NewClient(filepath.Join(state, localapi.SocketName))
-		waitFor(t, "the host to serve", func() bool {
-			select {
-			case <-p.done:
-				t.Fatalf("host %d exited: %v\n%s", n, p.err, p.output())
-			default:
-			}
-			_, err := c.Approvals(t.Context())
-			return err == nil
-		})
+		c := serving(t, p, state, strconv.Itoa(n))
 		mu.Lock()
 		host, ctl = p, c
 		mu.Unlock()

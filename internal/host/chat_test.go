@@ -45,26 +45,13 @@ func TestStory000_DiscordFormAcrossCron(t *testing.T) {
 	const channel = "910000000000000123"
 	cfg := newConfig(t)
 	cfg.Environ = append(cfg.Environ, "DISCORD_TOKEN="+token)
-	writeConfig(t, cfg, fmt.Sprintf(`approvals:
-  cron_mode: deny
-  timeout: 600
-llm:
-  base_url: %s
-  model: story-model
-  max_retries: 0
-mcp:
-  rules:
-    - {match: "files/*", action: allow}
-  servers:
-    files:
-      command: %s
-chat:
+	writeConfig(t, cfg, storyConf(model.URL(), server)+fmt.Sprintf(`chat:
   discord:
     enabled: true
     token_env: DISCORD_TOKEN
     api_url: %s
     approvers: {users: ["%s"]}
-`, model.URL(), server, dc.URL(), alice.ID))
+`, dc.URL(), alice.ID))
 	reqs := &requestLog{}
 	cfg.wrap = func(s store.Store) store.Store { reqs.Store = s; return reqs }
 	th := startHost(t, cfg)
@@ -163,13 +150,6 @@ chat:
     approvers: {users: [42]}
 `, timeout, tg.Endpoint()))
 	return tg, cfg
-}
-
-func writeConfig(t *testing.T, cfg Config, yaml string) {
-	t.Helper()
-	if err := os.WriteFile(cfg.ConfigPath, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func discordButton(t *testing.T, m discordtest.Message, label string) string {

@@ -75,6 +75,13 @@ func serveProc(t *testing.T, bin string, env []string, root, state, conf, scratc
 	t.Helper()
 	p := startProc(t, env, root, filepath.Join(root, "serve-"+n+".log"), bin,
 		"serve", "--state", state, "--config", conf, "--scratch", scratch, "--addr", "127.0.0.1:0")
+	return p, serving(t, p, state, n)
+}
+
+// serving waits until the admin socket of host n (process p, on state)
+// answers, failing if p exits first, and returns a client of it.
+func serving(t *testing.T, p *proc, state, n string) *localapi.Client {
+	t.Helper()
 	c := localapi.NewClient(filepath.Join(state, localapi.SocketName))
 	t.Cleanup(c.Close)
 	waitFor(t, "host "+n+" to serve", func() bool {
@@ -86,7 +93,20 @@ func serveProc(t *testing.T, bin string, env []string, root, state, conf, scratc
 		_, err := c.Approvals(t.Context())
 		return err == nil
 	})
-	return p, c
+	return c
+}
+
+// hostEnv is the environment of warden subprocesses whose home is home.
+func hostEnv(home string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+}
+
+// writeFile writes text to path.
+func writeFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // wait waits for the process to exit, failing after d.
@@ -144,13 +164,9 @@ func TestStory4_CrashSafety(t *testing.T) {
 	state, scratch, home := filepath.Join(root, "state"), filepath.Join(root, "scratch"), filepath.Join(root, "home")
 	conf := filepath.Join(root, "config.yaml")
 	work, taskDir := filepath.Join(root, "work"), filepath.Join(root, "task")
-	for _, d := range []string{home, filepath.Join(work, "y"), taskDir} {
-		mkdir(t, d)
-	}
-	if err := os.WriteFile(conf, []byte("approvals:\n  mode: manual\n  timeout: 600\n  kanban_mode: approve\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+	mkdir(t, home, filepath.Join(work, "y"), taskDir)
+	writeFile(t, conf, "approvals:\n  mode: manual\n  timeout: 600\n  kanban_mode: approve\n")
+	env := hostEnv(home)
 	pids := filepath.Join(taskDir, "step.pids")
 	t.Cleanup(func() { killGroupsIn(pids) }) // the dead host's orphaned step, whatever happens
 

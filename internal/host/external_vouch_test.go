@@ -10,25 +10,18 @@ import (
 // command, a bypass or a reviewer model's approval is not (a hook then
 // leaves the agent's own guard in place).
 func TestVouched(t *testing.T) {
-	for _, tt := range []struct {
-		rule, request string
-		want          bool
-	}{
-		{gate.RuleHuman, "01Q", true},
-		{gate.RuleGrantExact, "", true},
-		{gate.RuleGrantPrefix, "", true},
-		{gate.RuleGrantClass, "", true},
-		{gate.RuleToolAllow, "", true},
-		{gate.RuleSafe, "", false},
-		{gate.RuleModeOff, "", false},
-		{gate.RuleProcessYolo, "", false},
-		{gate.RuleSessionYolo, "", false},
-		{gate.RuleContainer, "", false},
-		{gate.RuleGuardianApprove, "", false},
-		{gate.RuleUnattendedMode, "", false},
-	} {
-		if got := vouched(tt.rule, tt.request); got != tt.want {
-			t.Errorf("vouched(%s, %q) = %v, want %v", tt.rule, tt.request, got, tt.want)
+	check := func(rule, request string, want bool) {
+		t.Helper()
+		if got := vouched(rule, request); got != want {
+			t.Errorf("vouched(%s, %q) = %v, want %v", rule, request, got, want)
 		}
+	}
+	check(gate.RuleHuman, "01Q", true)
+	for _, rule := range []string{gate.RuleGrantExact, gate.RuleGrantPrefix, gate.RuleGrantClass, gate.RuleToolAllow} {
+		check(rule, "", true)
+	}
+	for _, rule := range []string{gate.RuleSafe, gate.RuleModeOff, gate.RuleProcessYolo, gate.RuleSessionYolo,
+		gate.RuleContainer, gate.RuleGuardianApprove, gate.RuleUnattendedMode} {
+		check(rule, "", false)
 	}
 }

@@ -108,10 +108,7 @@ func TestEmptyConfigReload(t *testing.T) {
 // TestServeRefusesEmptyConfigAtStart: with no last good config to keep,
 // an empty file at start is an error that says what to do.
 func TestServeRefusesEmptyConfigAtStart(t *testing.T) {
-	cfg := newConfig(t)
-	if err := os.WriteFile(cfg.ConfigPath, []byte("\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := configured(t, "\n")
 	_, err := start(t.Context(), cfg)
 	if !errors.Is(err, config.ErrEmpty) || !strings.Contains(err.Error(), "write {}") {
 		t.Fatalf("start with an empty config: %v", err)
@@ -264,9 +261,7 @@ func TestDiskFullHost(t *testing.T) {
 func TestAnchorFileIsProtected(t *testing.T) {
 	cfg := newConfig(t)
 	far := filepath.Join(t.TempDir(), "far.anchor")
-	if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  mode: off\naudit:\n  anchor_file: "+far+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeConfig(t, cfg, "approvals:\n  mode: off\naudit:\n  anchor_file: "+far+"\n")
 	th := startHost(t, cfg)
 	work := t.TempDir()
 	if e := execOutcome(t, th, "w", "echo hi > other", work); e.Event != localapi.EventExit {

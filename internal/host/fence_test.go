@@ -90,9 +90,7 @@ func fencingAfterHostKill(t *testing.T, bin, mode string) {
 	root := t.TempDir()
 	state, scratch, home := filepath.Join(root, "state"), filepath.Join(root, "scratch"), filepath.Join(root, "home")
 	conf, taskDir := filepath.Join(root, "config.yaml"), filepath.Join(root, "task")
-	for _, d := range []string{home, taskDir} {
-		mkdir(t, d)
-	}
+	mkdir(t, home, taskDir)
 	must(t, os.WriteFile(conf, []byte("sandbox: {mode: \""+mode+"\"}\napprovals:\n  kanban_mode: approve\n  cron_mode: approve\n"), 0o600))
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	mark := fmt.Sprintf("fence-%s-%d", mode, time.Now().UnixNano())
@@ -159,8 +157,7 @@ func fencingAfterHostKill(t *testing.T, bin, mode string) {
 // the host runs: the step fails, everything it started dies with it (its
 // sandbox), and the retry does not overlap it.
 func TestFencingAfterStepShellKill(t *testing.T) {
-	cfg := newConfig(t)
-	must(t, os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  kanban_mode: approve\nkanban:\n  failure_limit: 3\n"), 0o600))
+	cfg := configured(t, "approvals:\n  kanban_mode: approve\nkanban:\n  failure_limit: 3\n")
 	th := startHost(t, cfg)
 	taskDir := t.TempDir()
 	mark := fmt.Sprintf("shellkill-%d", time.Now().UnixNano())

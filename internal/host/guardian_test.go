@@ -27,9 +27,7 @@ func TestGuardianInTheHost(t *testing.T) {
 	})
 	cfg := newConfig(t)
 	yaml := fmt.Sprintf("approvals:\n  mode: smart\n  smart_failure_threshold: 2\nllm:\n  base_url: %s\n  model: m\n  max_retries: 0\n", model.URL())
-	if err := os.WriteFile(cfg.ConfigPath, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeConfig(t, cfg, yaml)
 	th := startHost(t, cfg)
 	ctx := t.Context()
 	work := t.TempDir()

@@ -18,16 +18,8 @@ import (
 // writes (a link named notes.txt to the AWS credentials is a read of
 // the credentials); ordinary reads get no answer.
 func TestHookSecretReads(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, project, state := root+"/home/u", root+"/work/p", root+"/state"
-	for _, d := range []string{home + "/.ssh", home + "/.aws", home + "/.config/warden", project + "/src", state} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	home, project, state := hookRoot(t)
+	mkdir(t, home+"/.ssh", home+"/.aws", home+"/.config/warden", project+"/src", state)
 	for _, f := range []string{home + "/.ssh/id_ed25519", home + "/.aws/credentials", project + "/.env", project + "/README.md", project + "/secret.txt"} {
 		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
@@ -88,4 +80,16 @@ func TestHookSecretReads(t *testing.T) {
 			t.Errorf("%s %v: %q (exit %d, stderr %q), want %q", tt.tool, tt.input, got, r.Exit, r.Stderr, tt.want)
 		}
 	}
+}
+
+// hookRoot is where a hook test's agent runs: a home, a project and a
+// host's state directory (none made yet) under a temporary root with no
+// symlink in its path, as the hook resolves paths.
+func hookRoot(t *testing.T) (home, project, state string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root + "/home/u", root + "/work/p", root + "/state"
 }

@@ -19,16 +19,8 @@ import (
 // the target and denied; the files on disk are unchanged after the
 // agent does what the answer lets it do.
 func TestHookWriteThroughSymlink(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, project, state := root+"/home/u", root+"/work/p", root+"/state"
-	for _, d := range []string{home + "/.ssh", home + "/.config/warden", project, state} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	home, project, state := hookRoot(t)
+	mkdir(t, home+"/.ssh", home+"/.config/warden", project, state)
 	originals := map[string]string{
 		home + "/.bashrc":                    "# rc\n",
 		home + "/.ssh/authorized_keys":       "ssh-ed25519 AAAA me\n",

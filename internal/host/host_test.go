@@ -60,6 +60,16 @@ type testHost struct {
 	err    error
 }
 
+// decisions is the host's whole audit log, oldest first.
+func (th *testHost) decisions(t testing.TB) []store.Decision {
+	t.Helper()
+	ds, err := th.st.Decisions(t.Context(), store.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
 // newConfig returns a host config on a fresh state directory, logging to
 // the test.
 func newConfig(t testing.TB) Config {
@@ -72,6 +82,22 @@ func newConfig(t testing.TB) Config {
 		Addr:       "127.0.0.1:0",
 		Environ:    []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir},
 		Logger:     slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+}
+
+// configured is newConfig with yaml as the host's config file.
+func configured(t testing.TB, yaml string) Config {
+	t.Helper()
+	cfg := newConfig(t)
+	writeConfig(t, cfg, yaml)
+	return cfg
+}
+
+// writeConfig writes yaml as cfg's config file.
+func writeConfig(t testing.TB, cfg Config, yaml string) {
+	t.Helper()
+	if err := os.WriteFile(cfg.ConfigPath, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -275,10 +301,7 @@ func TestRunAllowRemote(t *testing.T) {
 }
 
 func TestRunRefusesABrokenConfig(t *testing.T) {
-	cfg := newConfig(t)
-	if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  mode: [\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := configured(t, "approvals:\n  mode: [\n")
 	err := Run(t.Context(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "warden config check") {
 		t.Fatalf("broken config: %v", err)
@@ -298,12 +321,7 @@ func TestConfigReload(t *testing.T) {
 	if mode() != "manual" {
 		t.Fatalf("defaults: mode %s", mode())
 	}
-	write := func(s string) {
-		t.Helper()
-		if err := os.WriteFile(cfg.ConfigPath, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(s string) { writeConfig(t, cfg, s) }
 	waitFor := func(want string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)

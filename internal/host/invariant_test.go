@@ -118,10 +118,7 @@ func TestInvariant08_AuditedBeforeItRuns(t *testing.T) {
 // mode at once: no request is created, nobody waits, and it is far
 // quicker than the approval timeout (an hour here).
 func TestInvariant09_NeverParkAQuestionNobodyCanAnswer(t *testing.T) {
-	cfg := newConfig(t)
-	if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  timeout: 3600\n  kanban_mode: approve\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := configured(t, "approvals:\n  timeout: 3600\n  kanban_mode: approve\n")
 	obs := &observedStore{}
 	cfg.wrap = func(s store.Store) store.Store { obs.Store = s; return obs }
 	th := startHost(t, cfg)

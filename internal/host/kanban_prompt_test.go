@@ -71,9 +71,7 @@ func TestKanbanPromptTask(t *testing.T) {
 	cfg := newConfig(t)
 	cfg.Environ = append(cfg.Environ, "WLOOP_MODEL_KEY="+key)
 	conf := fmt.Sprintf("llm:\n  base_url: %s\n  model: m\n  max_retries: 0\n  api_key_env: WLOOP_MODEL_KEY\ntools:\n  env_passthrough: [WLOOP_MODEL_KEY]\n", model.URL())
-	if err := os.WriteFile(cfg.ConfigPath, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeConfig(t, cfg, conf)
 	th := startHost(t, cfg)
 	ctx := t.Context()
 	ws := t.TempDir()
@@ -117,10 +115,7 @@ func TestKanbanPromptTask(t *testing.T) {
 	if got := strings.Join(comments, "|"); !strings.Contains(got, "could not delete; needs a human") || !strings.Contains(got, "checked; deletion refused") {
 		t.Errorf("comments: %s", got)
 	}
-	ds, err := th.st.Decisions(ctx, store.AuditFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := th.decisions(t)
 	denied := 0
 	for _, d := range ds {
 		if !strings.HasPrefix(d.OwnerText, "kanban:"+tidy.ID) {

@@ -99,10 +99,7 @@ func adminSocketUnreachable(t *testing.T, mode, want string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := newConfig(t)
-	if err := os.WriteFile(cfg.ConfigPath, []byte("sandbox:\n  mode: \""+mode+"\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := configured(t, "sandbox:\n  mode: \""+mode+"\"\n")
 	cfg.Yolo = true // the session's command runs without asking
 	th := startHost(t, cfg)
 	ctx := t.Context()
@@ -172,9 +169,7 @@ func TestStory3_WorkersStartClean(t *testing.T) {
 			cfg := newConfig(t)
 			var names []string
 			cfg.Environ, names = pollutedEnviron(filepath.Dir(cfg.StateDir))
-			if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  kanban_mode: "+mode+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			writeConfig(t, cfg, "approvals:\n  kanban_mode: "+mode+"\n")
 			th := startHost(t, cfg)
 			ctx := t.Context()
 			// A web session with yolo on: it must change nothing for

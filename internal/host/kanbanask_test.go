@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,10 +23,7 @@ import (
 // reload to deny the host hands out nothing, and a run still holding
 // the console is decided by the new mode at once.
 func TestInvariant09_KanbanAskParksOnlyWithTheConsole(t *testing.T) {
-	cfg := newConfig(t)
-	if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  timeout: 3600\n  kanban_mode: ask\n  cron_mode: approve\n  unattended_mode: approve\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := configured(t, "approvals:\n  timeout: 3600\n  kanban_mode: ask\n  cron_mode: approve\n  unattended_mode: approve\n")
 	obs := &observedStore{}
 	cfg.wrap = func(s store.Store) store.Store { obs.Store = s; return obs }
 	th := startHost(t, cfg)
@@ -87,9 +83,7 @@ func TestInvariant09_KanbanAskParksOnlyWithTheConsole(t *testing.T) {
 
 	// Reload to deny: nothing handed out; the console a run still holds
 	// is no longer honoured.
-	if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  timeout: 3600\n  kanban_mode: deny\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeConfig(t, cfg, "approvals:\n  timeout: 3600\n  kanban_mode: deny\n")
 	waitFor(t, "the reload", func() bool { return th.gate.Policy().KanbanMode == policy.UnattendedDeny })
 	if ch := th.kanbanChannel(); ch != nil {
 		t.Errorf("kanban channel under deny: %v", ch)

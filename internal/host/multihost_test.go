@@ -50,12 +50,8 @@ func newCluster(t *testing.T, lease int, extraConf string) *testCluster {
 	mkdir(t, home)
 	mkdir(t, work)
 	conf := filepath.Join(root, "config.yaml")
-	body := fmt.Sprintf("approvals:\n  mode: manual\n  timeout: 600\ncluster:\n  lease: %d\n%s", lease, extraConf)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
-	return &testCluster{t: t, bin: bin, root: root, url: url, conf: conf, env: env, work: work}
+	writeFile(t, conf, fmt.Sprintf("approvals:\n  mode: manual\n  timeout: 600\ncluster:\n  lease: %d\n%s", lease, extraConf))
+	return &testCluster{t: t, bin: bin, root: root, url: url, conf: conf, env: hostEnv(home), work: work}
 }
 
 // serve starts host name on the shared store and waits for its socket.
@@ -66,18 +62,7 @@ func (c *testCluster) serve(name string) *clusterHost {
 	p := startProc(t, c.env, c.root, filepath.Join(c.root, "serve-"+name+".log"), c.bin,
 		"serve", "--state", state, "--config", c.conf, "--scratch", filepath.Join(c.root, "scratch-"+name),
 		"--addr", "127.0.0.1:0", "--store", c.url)
-	cl := localapi.NewClient(filepath.Join(state, localapi.SocketName))
-	t.Cleanup(cl.Close)
-	waitFor(t, "host "+name+" to serve", func() bool {
-		select {
-		case <-p.done:
-			t.Fatalf("host %s exited: %v\n%s", name, p.err, p.output())
-		default:
-		}
-		_, err := cl.Approvals(t.Context())
-		return err == nil
-	})
-	return &clusterHost{name: name, state: state, p: p, c: cl}
+	return &clusterHost{name: name, state: state, p: p, c: serving(t, p, state, name)}
 }
 
 // cli runs warden in the work directory.

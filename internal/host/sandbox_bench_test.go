@@ -1,7 +1,6 @@
 package host
 
 import (
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -20,10 +19,7 @@ import (
 func BenchmarkTerminalCall(b *testing.B) {
 	for _, mode := range []string{"workspace-write", "off"} {
 		b.Run(mode, func(b *testing.B) {
-			cfg := newConfig(b)
-			if err := os.WriteFile(cfg.ConfigPath, []byte("sandbox: {mode: \""+mode+"\"}\n"), 0o600); err != nil {
-				b.Fatal(err)
-			}
+			cfg := configured(b, "sandbox: {mode: \""+mode+"\"}\n")
 			th := startHost(b, cfg)
 			work := b.TempDir()
 			var ds []time.Duration

@@ -74,10 +74,7 @@ func wantPending(t *testing.T, th *testHost, want map[string][]string) {
 //     other's dangerous command still asks, while the yolo session's
 //     runs without asking.
 func TestStory2_SessionsStayApart(t *testing.T) {
-	cfg := newConfig(t)
-	if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  mode: manual\n  timeout: 600\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := configured(t, "approvals:\n  mode: manual\n  timeout: 600\n")
 	th := startHost(t, cfg)
 	ctx := t.Context()
 	work := t.TempDir()

@@ -90,10 +90,7 @@ func TestStory3_CronStartedByATaskKeepsTheLineage(t *testing.T) {
 		{"approve", "approve", ""},
 	} {
 		t.Run("kanban_"+tc.kanban+"_cron_"+tc.cron, func(t *testing.T) {
-			cfg := newConfig(t)
-			if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  kanban_mode: "+tc.kanban+"\n  cron_mode: "+tc.cron+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			cfg := configured(t, "approvals:\n  kanban_mode: "+tc.kanban+"\n  cron_mode: "+tc.cron+"\n")
 			// The dispatcher spawns `EXECUTABLE worker --task ID`; the
 			// wrapper makes that this binary's cron-worker mode.
 			wrapper := filepath.Join(t.TempDir(), "warden-cron-worker")
@@ -161,10 +158,7 @@ func TestStory3_CronStartedByATaskKeepsTheLineage(t *testing.T) {
 			}
 			// The audit log says the same: the deny is the cron run's,
 			// with the kanban run in its lineage, and nobody was asked.
-			recs, err := th.st.Decisions(ctx, store.AuditFilter{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			recs := th.decisions(t)
 			denies := 0
 			for _, d := range recs {
 				if d.Verdict == "deny" {

@@ -93,6 +93,26 @@ func (c *console) do(method, path string, form url.Values) (int, string) {
 
 var cardID = regexp.MustCompile(`id="req-([0-9A-Z]{26})"`)
 
+// storyConf is the config of a story's host: cron runs denied, the
+// model at modelURL, and the MCP server "files" run by command (JSON)
+// with its tools allowed.
+func storyConf(modelURL string, command []byte) string {
+	return fmt.Sprintf(`approvals:
+  cron_mode: deny
+  timeout: 600
+llm:
+  base_url: %s
+  model: story-model
+  max_retries: 0
+mcp:
+  rules:
+    - {match: "files/*", action: allow}
+  servers:
+    files:
+      command: %s
+`, modelURL, command)
+}
+
 // TestStory6_ElicitationGoesHome is issue 6's story end to end on a real
 // host (SQLite, socket, console over HTTP), a real model protocol (the
 // fake Chat Completions server through the openai adapter) and a real
@@ -114,23 +134,7 @@ func TestStory6_ElicitationGoesHome(t *testing.T) {
 	model := llmtest.New(t, storyModel)
 	cfg := newConfig(t)
 	server, _ := json.Marshal(mcptest.Command(mcptest.Legacy))
-	yaml := fmt.Sprintf(`approvals:
-  cron_mode: deny
-  timeout: 600
-llm:
-  base_url: %s
-  model: story-model
-  max_retries: 0
-mcp:
-  rules:
-    - {match: "files/*", action: allow}
-  servers:
-    files:
-      command: %s
-`, model.URL(), server)
-	if err := os.WriteFile(cfg.ConfigPath, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeConfig(t, cfg, storyConf(model.URL(), server))
 	reqs := &requestLog{}
 	cfg.wrap = func(s store.Store) store.Store { reqs.Store = s; return reqs }
 	th := startHost(t, cfg)
@@ -168,10 +172,7 @@ mcp:
 	if _, err := os.Stat(target); err != nil {
 		t.Fatalf("the denied command ran: %v", err)
 	}
-	ds, err := th.st.Decisions(ctx, store.AuditFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := th.decisions(t)
 	if d := ds[len(ds)-1]; d.Verdict != "deny" || d.Rule != gate.RuleCronMode || !strings.HasPrefix(d.OwnerText, "cron:nightly,run=") {
 		t.Fatalf("audit: %+v", d)
 	}

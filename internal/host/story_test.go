@@ -54,10 +54,7 @@ func (l *requestLog) created() []string {
 //     actions give the same results: every cron run denied, every web
 //     action asked in its own session and run once approved.
 func TestStory1_CronDoesNotLeak(t *testing.T) {
-	cfg := newConfig(t)
-	if err := os.WriteFile(cfg.ConfigPath, []byte("approvals:\n  cron_mode: deny\n  timeout: 600\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := configured(t, "approvals:\n  cron_mode: deny\n  timeout: 600\n")
 	reqs := &requestLog{}
 	cfg.wrap = func(s store.Store) store.Store { reqs.Store = s; return reqs }
 	th := startHost(t, cfg)
@@ -232,10 +229,7 @@ func TestStory1_CronDoesNotLeak(t *testing.T) {
 	// The audit log agrees: each cron run allowed its safe step and
 	// denied its dangerous one as itself, asking nobody; each web action
 	// was asked, then allowed by the human.
-	recs, err := th.st.Decisions(ctx, store.AuditFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := th.decisions(t)
 	count := map[string]int{}
 	for _, d := range recs {
 		switch {
@@ -305,10 +299,13 @@ func consolePending(t *testing.T, th *testHost, session string) string {
 	return string(b)
 }
 
-func mkdir(t *testing.T, dir string) {
+// mkdir makes each of dirs, with their parents.
+func mkdir(t *testing.T, dirs ...string) {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+	for _, dir := range dirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -142,67 +142,61 @@ func (c *Client) call(ctx context.Context, method, path string, body, out any) e
 	return nil
 }
 
-// Approvals lists the pending requests of every session, oldest first.
-func (c *Client) Approvals(ctx context.Context) ([]Approval, error) {
-	var out []Approval
-	if err := c.call(ctx, http.MethodGet, "/v1/approvals", nil, &out); err != nil {
-		return nil, fmt.Errorf("list approvals: %w", err)
+// fetch calls method path with body (nil: none) and returns the
+// decoded reply; what says which call failed in an error.
+func fetch[T any](ctx context.Context, c *Client, method, path string, body any, what string) (T, error) {
+	var out T
+	if err := c.call(ctx, method, path, body, &out); err != nil {
+		var zero T
+		return zero, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
+}
+
+// send calls method path, with no body and no reply; what says which
+// call failed in an error.
+func (c *Client) send(ctx context.Context, method, path, what string) error {
+	if err := c.call(ctx, method, path, nil, nil); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// Approvals lists the pending requests of every session, oldest first.
+func (c *Client) Approvals(ctx context.Context) ([]Approval, error) {
+	return fetch[[]Approval](ctx, c, http.MethodGet, "/v1/approvals", nil, "list approvals")
 }
 
 // Approve answers request id. A request that had already ended gives an
 // *APIError matching store.ErrNotPending whose message says how.
 func (c *Client) Approve(ctx context.Context, id string, a ApproveRequest) (Result, error) {
-	var out Result
-	if err := c.call(ctx, http.MethodPost, "/v1/approvals/"+url.PathEscape(id)+"/approve", a, &out); err != nil {
-		return Result{}, fmt.Errorf("approve %s: %w", id, err)
-	}
-	return out, nil
+	return fetch[Result](ctx, c, http.MethodPost, "/v1/approvals/"+url.PathEscape(id)+"/approve", a, "approve "+id)
 }
 
 // Deny refuses request id, with an optional reason for the agent.
 func (c *Client) Deny(ctx context.Context, id string, d DenyRequest) (Result, error) {
-	var out Result
-	if err := c.call(ctx, http.MethodPost, "/v1/approvals/"+url.PathEscape(id)+"/deny", d, &out); err != nil {
-		return Result{}, fmt.Errorf("deny %s: %w", id, err)
-	}
-	return out, nil
+	return fetch[Result](ctx, c, http.MethodPost, "/v1/approvals/"+url.PathEscape(id)+"/deny", d, "deny "+id)
 }
 
 // Grants lists every recorded grant (session and always), oldest first.
 func (c *Client) Grants(ctx context.Context) ([]grant.Grant, error) {
-	var out []grant.Grant
-	if err := c.call(ctx, http.MethodGet, "/v1/grants", nil, &out); err != nil {
-		return nil, fmt.Errorf("list grants: %w", err)
-	}
-	return out, nil
+	return fetch[[]grant.Grant](ctx, c, http.MethodGet, "/v1/grants", nil, "list grants")
 }
 
 // Revoke deletes grant id.
 func (c *Client) Revoke(ctx context.Context, id string) error {
-	if err := c.call(ctx, http.MethodDelete, "/v1/grants/"+url.PathEscape(id), nil, nil); err != nil {
-		return fmt.Errorf("revoke grant %s: %w", id, err)
-	}
-	return nil
+	return c.send(ctx, http.MethodDelete, "/v1/grants/"+url.PathEscape(id), "revoke grant "+id)
 }
 
 // Sessions lists every session the host has seen (live and ended),
 // oldest first.
 func (c *Client) Sessions(ctx context.Context) ([]store.SessionRow, error) {
-	var out []store.SessionRow
-	if err := c.call(ctx, http.MethodGet, "/v1/sessions", nil, &out); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	return out, nil
+	return fetch[[]store.SessionRow](ctx, c, http.MethodGet, "/v1/sessions", nil, "list sessions")
 }
 
 // ResetSession drops session key's terminal shell state.
 func (c *Client) ResetSession(ctx context.Context, key string) error {
-	if err := c.call(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(key)+"/reset", nil, nil); err != nil {
-		return fmt.Errorf("reset session %s: %w", key, err)
-	}
-	return nil
+	return c.send(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(key)+"/reset", "reset session "+key)
 }
 
 // AuditQuery selects audit records; zero fields match everything.
@@ -232,29 +226,17 @@ func (c *Client) Audit(ctx context.Context, q AuditQuery) ([]store.Decision, err
 	if len(v) > 0 {
 		path += "?" + v.Encode()
 	}
-	var out []store.Decision
-	if err := c.call(ctx, http.MethodGet, path, nil, &out); err != nil {
-		return nil, fmt.Errorf("list audit records: %w", err)
-	}
-	return out, nil
+	return fetch[[]store.Decision](ctx, c, http.MethodGet, path, nil, "list audit records")
 }
 
 // Verify checks the audit hash chain.
 func (c *Client) Verify(ctx context.Context) (VerifyResult, error) {
-	var out VerifyResult
-	if err := c.call(ctx, http.MethodGet, "/v1/audit/verify", nil, &out); err != nil {
-		return VerifyResult{}, fmt.Errorf("verify audit chain: %w", err)
-	}
-	return out, nil
+	return fetch[VerifyResult](ctx, c, http.MethodGet, "/v1/audit/verify", nil, "verify audit chain")
 }
 
 // Status reads the host's health.
 func (c *Client) Status(ctx context.Context) (Status, error) {
-	var out Status
-	if err := c.call(ctx, http.MethodGet, "/v1/status", nil, &out); err != nil {
-		return Status{}, fmt.Errorf("host status: %w", err)
-	}
-	return out, nil
+	return fetch[Status](ctx, c, http.MethodGet, "/v1/status", nil, "host status")
 }
 
 // Exec runs a command as a web session and calls on for each event until
@@ -359,42 +341,27 @@ func (e Event) Bytes() ([]byte, error) {
 
 // CronJobs lists the cron jobs by name.
 func (c *Client) CronJobs(ctx context.Context) ([]store.CronJob, error) {
-	var out []store.CronJob
-	if err := c.call(ctx, http.MethodGet, "/v1/cron", nil, &out); err != nil {
-		return nil, fmt.Errorf("list cron jobs: %w", err)
-	}
-	return out, nil
+	return fetch[[]store.CronJob](ctx, c, http.MethodGet, "/v1/cron", nil, "list cron jobs")
 }
 
 // AddCronJob adds a job and returns it as stored (with its next run). A
 // request the host refuses as malformed (a bad name or schedule) is an
 // *APIError with status 400; a taken name, 409.
 func (c *Client) AddCronJob(ctx context.Context, req CronAddRequest) (store.CronJob, error) {
-	var out store.CronJob
-	if err := c.call(ctx, http.MethodPost, "/v1/cron", req, &out); err != nil {
-		return store.CronJob{}, fmt.Errorf("add cron job %s: %w", req.Name, err)
-	}
-	return out, nil
+	return fetch[store.CronJob](ctx, c, http.MethodPost, "/v1/cron", req, "add cron job "+req.Name)
 }
 
 // DeleteCronJob removes a job and its history. An unknown job is an
 // *APIError matching store.ErrNotFound.
 func (c *Client) DeleteCronJob(ctx context.Context, name string) error {
-	if err := c.call(ctx, http.MethodDelete, "/v1/cron/"+url.PathEscape(name), nil, nil); err != nil {
-		return fmt.Errorf("remove cron job %s: %w", name, err)
-	}
-	return nil
+	return c.send(ctx, http.MethodDelete, "/v1/cron/"+url.PathEscape(name), "remove cron job "+name)
 }
 
 // RunCronJob starts a run of the job now and returns it as it started:
 // running, or skipped (a run is in progress and the job's overlap is
 // skip).
 func (c *Client) RunCronJob(ctx context.Context, name string) (store.CronRun, error) {
-	var out store.CronRun
-	if err := c.call(ctx, http.MethodPost, "/v1/cron/"+url.PathEscape(name)+"/run", nil, &out); err != nil {
-		return store.CronRun{}, fmt.Errorf("run cron job %s: %w", name, err)
-	}
-	return out, nil
+	return fetch[store.CronRun](ctx, c, http.MethodPost, "/v1/cron/"+url.PathEscape(name)+"/run", nil, "run cron job "+name)
 }
 
 // CronRun returns a run with its steps; with wait it blocks until the
@@ -404,11 +371,7 @@ func (c *Client) CronRun(ctx context.Context, id string, wait bool) (store.CronR
 	if wait {
 		path += "?wait=1"
 	}
-	var out store.CronRun
-	if err := c.call(ctx, http.MethodGet, path, nil, &out); err != nil {
-		return store.CronRun{}, fmt.Errorf("get cron run %s: %w", id, err)
-	}
-	return out, nil
+	return fetch[store.CronRun](ctx, c, http.MethodGet, path, nil, "get cron run "+id)
 }
 
 // CronHistory lists a job's runs with their steps, newest first, at
@@ -418,69 +381,41 @@ func (c *Client) CronHistory(ctx context.Context, name string, limit int) ([]sto
 	if limit > 0 {
 		path += "?limit=" + strconv.Itoa(limit)
 	}
-	var out []store.CronRun
-	if err := c.call(ctx, http.MethodGet, path, nil, &out); err != nil {
-		return nil, fmt.Errorf("cron history of %s: %w", name, err)
-	}
-	return out, nil
+	return fetch[[]store.CronRun](ctx, c, http.MethodGet, path, nil, "cron history of "+name)
 }
 
 // KanbanTasks lists the board's tasks in creation order.
 func (c *Client) KanbanTasks(ctx context.Context) ([]store.Task, error) {
-	var out []store.Task
-	if err := c.call(ctx, http.MethodGet, "/v1/kanban", nil, &out); err != nil {
-		return nil, fmt.Errorf("list tasks: %w", err)
-	}
-	return out, nil
+	return fetch[[]store.Task](ctx, c, http.MethodGet, "/v1/kanban", nil, "list tasks")
 }
 
 // AddKanbanTask adds a task and returns it as stored. A malformed
 // request is an *APIError with status 400.
 func (c *Client) AddKanbanTask(ctx context.Context, req KanbanAddRequest) (store.Task, error) {
-	var out store.Task
-	if err := c.call(ctx, http.MethodPost, "/v1/kanban", req, &out); err != nil {
-		return store.Task{}, fmt.Errorf("add task: %w", err)
-	}
-	return out, nil
+	return fetch[store.Task](ctx, c, http.MethodPost, "/v1/kanban", req, "add task")
 }
 
 // KanbanTask returns a task's card: the task, its runs (newest first,
 // with their steps) and its comments. An unknown task is an *APIError
 // matching store.ErrNotFound.
 func (c *Client) KanbanTask(ctx context.Context, id string) (board.Card, error) {
-	var out board.Card
-	if err := c.call(ctx, http.MethodGet, "/v1/kanban/"+url.PathEscape(id), nil, &out); err != nil {
-		return board.Card{}, fmt.Errorf("show task %s: %w", id, err)
-	}
-	return out, nil
+	return fetch[board.Card](ctx, c, http.MethodGet, "/v1/kanban/"+url.PathEscape(id), nil, "show task "+id)
 }
 
 // CommentKanbanTask adds an operator's comment to a task.
 func (c *Client) CommentKanbanTask(ctx context.Context, id, body string) (store.TaskComment, error) {
-	var out store.TaskComment
-	if err := c.call(ctx, http.MethodPost, "/v1/kanban/"+url.PathEscape(id)+"/comments", KanbanCommentRequest{Body: body}, &out); err != nil {
-		return store.TaskComment{}, fmt.Errorf("comment on task %s: %w", id, err)
-	}
-	return out, nil
+	return fetch[store.TaskComment](ctx, c, http.MethodPost, "/v1/kanban/"+url.PathEscape(id)+"/comments", KanbanCommentRequest{Body: body}, "comment on task "+id)
 }
 
 // IssueKanbanTask issues a ready task to a remote worker: ttl is how
 // long its token waits for the worker (zero: the host's default).
 func (c *Client) IssueKanbanTask(ctx context.Context, id string, ttl time.Duration) (KanbanRemote, error) {
-	var out KanbanRemote
-	if err := c.call(ctx, http.MethodPost, "/v1/kanban/"+url.PathEscape(id)+"/remote", KanbanRemoteRequest{TTLSeconds: int64(ttl / time.Second)}, &out); err != nil {
-		return KanbanRemote{}, fmt.Errorf("issue task %s: %w", id, err)
-	}
-	return out, nil
+	return fetch[KanbanRemote](ctx, c, http.MethodPost, "/v1/kanban/"+url.PathEscape(id)+"/remote", KanbanRemoteRequest{TTLSeconds: int64(ttl / time.Second)}, "issue task "+id)
 }
 
 // MoveKanbanTask applies an operator's verb (block, unblock, done,
 // rerun) to a task and returns it as it is now. A move its status does
 // not allow is an *APIError with status 409.
 func (c *Client) MoveKanbanTask(ctx context.Context, id string, verb board.Verb, reason string) (store.Task, error) {
-	var out store.Task
-	if err := c.call(ctx, http.MethodPost, "/v1/kanban/"+url.PathEscape(id)+"/"+url.PathEscape(string(verb)), KanbanMoveRequest{Reason: reason}, &out); err != nil {
-		return store.Task{}, fmt.Errorf("%s task %s: %w", verb, id, err)
-	}
-	return out, nil
+	return fetch[store.Task](ctx, c, http.MethodPost, "/v1/kanban/"+url.PathEscape(id)+"/"+url.PathEscape(string(verb)), KanbanMoveRequest{Reason: reason}, string(verb)+" task "+id)
 }

@@ -56,22 +56,30 @@ type RevokeResult struct {
 // endpoints. Only a peer ServeHTTP admitted reaches them: one that
 // proved it runs outside every tool sandbox.
 func (s *Server) credentialRoutes() {
-	s.mux.HandleFunc("POST /v1/console/login", s.consoleLogin)
-	s.mux.HandleFunc("GET /v1/console/sessions", s.listCredentials(store.ConsoleSession))
-	s.mux.HandleFunc("DELETE /v1/console/sessions/{id}", s.revokeCredential(store.ConsoleSession))
-	s.mux.HandleFunc("DELETE /v1/console/sessions", s.revokeAll(store.ConsoleSession))
-	s.mux.HandleFunc("POST /v1/tokens", s.createToken)
-	s.mux.HandleFunc("GET /v1/tokens", s.listCredentials(store.APIToken))
-	s.mux.HandleFunc("DELETE /v1/tokens/{id}", s.revokeCredential(store.APIToken))
+	s.mux.HandleFunc("POST /v1/console/login", s.onCreds(s.consoleLogin))
+	s.mux.HandleFunc("GET /v1/console/sessions", s.onCreds(s.listCredentials(store.ConsoleSession)))
+	s.mux.HandleFunc("DELETE /v1/console/sessions/{id}", s.onCreds(s.revokeCredential(store.ConsoleSession)))
+	s.mux.HandleFunc("DELETE /v1/console/sessions", s.onCreds(s.revokeAll(store.ConsoleSession)))
+	s.mux.HandleFunc("POST /v1/tokens", s.onCreds(s.createToken))
+	s.mux.HandleFunc("GET /v1/tokens", s.onCreds(s.listCredentials(store.APIToken)))
+	s.mux.HandleFunc("DELETE /v1/tokens/{id}", s.onCreds(s.revokeCredential(store.APIToken)))
 }
 
-// creds returns the credential service, or answers 503.
-func (s *Server) creds(w http.ResponseWriter) *credential.Service {
-	if s.o.Credentials == nil {
-		writeError(w, http.StatusServiceUnavailable, "this host issues no console logins or tokens")
+// onCreds is h given the credential service, or a 503 on a host
+// that keeps none.
+func (s *Server) onCreds(h credsHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.o.Credentials == nil {
+			writeError(w, http.StatusServiceUnavailable, "this host issues no console logins or tokens")
+			return
+		}
+		h(w, r, s.o.Credentials)
 	}
-	return s.o.Credentials
 }
+
+// credsHandler is a handler of the credential endpoints, given the
+// host's credential service.
+type credsHandler func(http.ResponseWriter, *http.Request, *credential.Service)
 
 // ttl reads a lifetime in seconds.
 func ttl(sec int64) (time.Duration, error) {
@@ -81,11 +89,7 @@ func ttl(sec int64) (time.Duration, error) {
 	return time.Duration(sec) * time.Second, nil
 }
 
-func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
-	cs := s.creds(w)
-	if cs == nil {
-		return
-	}
+func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request, cs *credential.Service) {
 	var req LoginRequest
 	if !decode(w, r, &req) {
 		return
@@ -109,11 +113,7 @@ func (s *Server) consoleLogin(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, LoginLink{ID: l.ID, URL: s.o.ConsoleURL + path, Path: "/" + path, Expires: l.Expires, By: by})
 }
 
-func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
-	cs := s.creds(w)
-	if cs == nil {
-		return
-	}
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request, cs *credential.Service) {
 	var req TokenRequest
 	if !decode(w, r, &req) {
 		return
@@ -141,38 +141,17 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, NewToken{Credential: t.Credential, Token: t.Secret})
 }
 
-func (s *Server) listCredentials(k store.CredentialKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		cs := s.creds(w)
-		if cs == nil {
-			return
-		}
+func (s *Server) listCredentials(k store.CredentialKind) credsHandler {
+	return func(w http.ResponseWriter, r *http.Request, cs *credential.Service) {
 		list, err := cs.List(r.Context(), k)
-		if err != nil {
-			s.fail(w, r, "list credentials", err)
-			return
-		}
-		if list == nil {
-			list = []store.Credential{}
-		}
-		writeJSON(w, http.StatusOK, list)
+		writeList(s, w, r, "list credentials", list, err)
 	}
 }
 
-func (s *Server) revokeCredential(k store.CredentialKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		cs := s.creds(w)
-		if cs == nil {
-			return
-		}
+func (s *Server) revokeCredential(k store.CredentialKind) credsHandler {
+	return func(w http.ResponseWriter, r *http.Request, cs *credential.Service) {
 		id := r.PathValue("id")
-		err := cs.Revoke(r.Context(), k, id)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			writeError(w, http.StatusNotFound, fmt.Sprintf("no %s %q", kindName(k), id))
-			return
-		case err != nil:
-			s.fail(w, r, "revoke", err)
+		if s.failed(w, r, "revoke", cs.Revoke(r.Context(), k, id), fmt.Sprintf("no %s %q", kindName(k), id)) {
 			return
 		}
 		s.log.InfoContext(r.Context(), kindName(k)+" revoked", "id", id, "peer", identity(r.Context()).String())
@@ -180,12 +159,8 @@ func (s *Server) revokeCredential(k store.CredentialKind) http.HandlerFunc {
 	}
 }
 
-func (s *Server) revokeAll(k store.CredentialKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		cs := s.creds(w)
-		if cs == nil {
-			return
-		}
+func (s *Server) revokeAll(k store.CredentialKind) credsHandler {
+	return func(w http.ResponseWriter, r *http.Request, cs *credential.Service) {
 		n, err := cs.RevokeAll(r.Context(), k)
 		if err != nil {
 			s.fail(w, r, "revoke all", err)
@@ -208,20 +183,12 @@ func kindName(k store.CredentialKind) string {
 
 // ConsoleLogin asks the host for a one-time console login link.
 func (c *Client) ConsoleLogin(ctx context.Context, ttl time.Duration) (LoginLink, error) {
-	var out LoginLink
-	if err := c.call(ctx, http.MethodPost, "/v1/console/login", LoginRequest{TTLSeconds: int64(ttl / time.Second)}, &out); err != nil {
-		return LoginLink{}, fmt.Errorf("console login: %w", err)
-	}
-	return out, nil
+	return fetch[LoginLink](ctx, c, http.MethodPost, "/v1/console/login", LoginRequest{TTLSeconds: int64(ttl / time.Second)}, "console login")
 }
 
 // ConsoleSessions lists the console sessions, oldest first.
 func (c *Client) ConsoleSessions(ctx context.Context) ([]store.Credential, error) {
-	var out []store.Credential
-	if err := c.call(ctx, http.MethodGet, "/v1/console/sessions", nil, &out); err != nil {
-		return nil, fmt.Errorf("list console sessions: %w", err)
-	}
-	return out, nil
+	return fetch[[]store.Credential](ctx, c, http.MethodGet, "/v1/console/sessions", nil, "list console sessions")
 }
 
 // RevokeConsoleSession logs console session id out; id "" revokes them
@@ -240,26 +207,15 @@ func (c *Client) RevokeConsoleSession(ctx context.Context, id string) (int, erro
 
 // CreateToken creates an API token; its secret is in the result only.
 func (c *Client) CreateToken(ctx context.Context, req TokenRequest) (NewToken, error) {
-	var out NewToken
-	if err := c.call(ctx, http.MethodPost, "/v1/tokens", req, &out); err != nil {
-		return NewToken{}, fmt.Errorf("create token: %w", err)
-	}
-	return out, nil
+	return fetch[NewToken](ctx, c, http.MethodPost, "/v1/tokens", req, "create token")
 }
 
 // Tokens lists the API tokens (never their secrets), oldest first.
 func (c *Client) Tokens(ctx context.Context) ([]store.Credential, error) {
-	var out []store.Credential
-	if err := c.call(ctx, http.MethodGet, "/v1/tokens", nil, &out); err != nil {
-		return nil, fmt.Errorf("list tokens: %w", err)
-	}
-	return out, nil
+	return fetch[[]store.Credential](ctx, c, http.MethodGet, "/v1/tokens", nil, "list tokens")
 }
 
 // RevokeToken revokes API token id.
 func (c *Client) RevokeToken(ctx context.Context, id string) error {
-	if err := c.call(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(id), nil, nil); err != nil {
-		return fmt.Errorf("revoke token %s: %w", id, err)
-	}
-	return nil
+	return c.send(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(id), "revoke token "+id)
 }

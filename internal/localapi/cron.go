@@ -87,14 +87,7 @@ func (s *Server) cronList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jobs, err := s.o.CronStore.ListCronJobs(r.Context())
-	if err != nil {
-		s.fail(w, r, "list cron jobs", err)
-		return
-	}
-	if jobs == nil {
-		jobs = []store.CronJob{}
-	}
-	writeJSON(w, http.StatusOK, jobs)
+	writeList(s, w, r, "list cron jobs", jobs, err)
 }
 
 // CronJobOf turns an add request into the job to store: the schedule
@@ -259,12 +252,7 @@ func (s *Server) cronGetRun(w http.ResponseWriter, r *http.Request) {
 	} else {
 		run, err = s.o.CronStore.GetCronRun(r.Context(), id)
 	}
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no cron run %q", id))
-		return
-	case err != nil:
-		s.fail(w, r, "get cron run", err)
+	if s.failed(w, r, "get cron run", err, fmt.Sprintf("no cron run %q", id)) {
 		return
 	}
 	writeJSON(w, http.StatusOK, withSteps(run))

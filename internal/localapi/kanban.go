@@ -47,11 +47,11 @@ type KanbanMoveRequest struct {
 
 // kanbanRoutes registers the kanban endpoints.
 func (s *Server) kanbanRoutes() {
-	s.mux.HandleFunc("GET /v1/kanban", s.kanbanList)
-	s.mux.HandleFunc("POST /v1/kanban", s.kanbanAdd)
-	s.mux.HandleFunc("GET /v1/kanban/{id}", s.kanbanShow)
-	s.mux.HandleFunc("POST /v1/kanban/{id}/comments", s.kanbanComment)
-	s.mux.HandleFunc("POST /v1/kanban/{id}/{verb}", s.kanbanMove)
+	s.mux.HandleFunc("GET /v1/kanban", s.onBoard(s.kanbanList))
+	s.mux.HandleFunc("POST /v1/kanban", s.onBoard(s.kanbanAdd))
+	s.mux.HandleFunc("GET /v1/kanban/{id}", s.onBoard(s.kanbanShow))
+	s.mux.HandleFunc("POST /v1/kanban/{id}/comments", s.onBoard(s.kanbanComment))
+	s.mux.HandleFunc("POST /v1/kanban/{id}/{verb}", s.onBoard(s.kanbanMove))
 	s.mux.HandleFunc("POST /v1/kanban/{id}/remote", s.kanbanRemote)
 }
 
@@ -107,14 +107,16 @@ func (s *Server) kanbanRemote(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, t)
 }
 
-// board returns the board service, or answers 503 when the host keeps
+// onBoard is h given the board service, or a 503 on a host that keeps
 // no board.
-func (s *Server) board(w http.ResponseWriter) *board.Service {
-	if s.o.Boards == nil {
-		writeError(w, http.StatusServiceUnavailable, "the kanban board is not available on this host")
-		return nil
+func (s *Server) onBoard(h func(http.ResponseWriter, *http.Request, *board.Service)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.o.Boards == nil {
+			writeError(w, http.StatusServiceUnavailable, "the kanban board is not available on this host")
+			return
+		}
+		h(w, r, s.o.Boards)
 	}
-	return s.o.Boards
 }
 
 // poke tells the dispatcher to look at the board now.
@@ -144,20 +146,9 @@ func (s *Server) boardError(w http.ResponseWriter, r *http.Request, op, id strin
 	}
 }
 
-func (s *Server) kanbanList(w http.ResponseWriter, r *http.Request) {
-	b := s.board(w)
-	if b == nil {
-		return
-	}
+func (s *Server) kanbanList(w http.ResponseWriter, r *http.Request, b *board.Service) {
 	ts, err := b.List(r.Context(), store.TaskStatus(r.URL.Query().Get("status")))
-	if err != nil {
-		s.fail(w, r, "list tasks", err)
-		return
-	}
-	if ts == nil {
-		ts = []store.Task{}
-	}
-	writeJSON(w, http.StatusOK, ts)
+	writeList(s, w, r, "list tasks", ts, err)
 }
 
 // KanbanTaskOf checks an add request and turns it into the new task.
@@ -183,11 +174,7 @@ func KanbanTaskOf(req KanbanAddRequest) (board.NewTask, error) {
 	return board.NewTask{Title: req.Title, Body: req.Body, Workspace: req.Workspace, Script: req.Steps, Prompt: prompt, After: req.After}, nil
 }
 
-func (s *Server) kanbanAdd(w http.ResponseWriter, r *http.Request) {
-	b := s.board(w)
-	if b == nil {
-		return
-	}
+func (s *Server) kanbanAdd(w http.ResponseWriter, r *http.Request, b *board.Service) {
 	var req KanbanAddRequest
 	if !decode(w, r, &req) {
 		return
@@ -211,11 +198,7 @@ func (s *Server) kanbanAdd(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, t)
 }
 
-func (s *Server) kanbanShow(w http.ResponseWriter, r *http.Request) {
-	b := s.board(w)
-	if b == nil {
-		return
-	}
+func (s *Server) kanbanShow(w http.ResponseWriter, r *http.Request, b *board.Service) {
 	id := r.PathValue("id")
 	c, err := b.Show(r.Context(), id)
 	if err != nil {
@@ -244,11 +227,7 @@ func withLists(c board.Card) board.Card {
 	return c
 }
 
-func (s *Server) kanbanComment(w http.ResponseWriter, r *http.Request) {
-	b := s.board(w)
-	if b == nil {
-		return
-	}
+func (s *Server) kanbanComment(w http.ResponseWriter, r *http.Request, b *board.Service) {
 	id := r.PathValue("id")
 	var req KanbanCommentRequest
 	if !decode(w, r, &req) {
@@ -270,11 +249,7 @@ func (s *Server) kanbanComment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, c)
 }
 
-func (s *Server) kanbanMove(w http.ResponseWriter, r *http.Request) {
-	b := s.board(w)
-	if b == nil {
-		return
-	}
+func (s *Server) kanbanMove(w http.ResponseWriter, r *http.Request, b *board.Service) {
 	id := r.PathValue("id")
 	v := board.Verb(r.PathValue("verb"))
 	switch v {

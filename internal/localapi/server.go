@@ -292,13 +292,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, a broker.Answer,
 	// A request past its deadline is over even if the waiter's timer has
 	// not fired yet: refuse rather than race it into "approved".
 	cur, err := s.o.Store.GetRequest(ctx, id)
+	if s.failed(w, r, "get request", err, "no request "+id) {
+		return
+	}
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "no request "+id)
-		return
-	case err != nil:
-		s.fail(w, r, "get request", err)
-		return
 	case cur.State == store.Pending && !s.o.Now().Before(cur.Deadline):
 		cur.State = store.Expired
 		writeLate(w, cur)
@@ -386,25 +383,12 @@ func writeLate(w http.ResponseWriter, r store.Request) {
 
 func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
 	gs, err := s.o.Store.ListGrants(r.Context())
-	if err != nil {
-		s.fail(w, r, "list grants", err)
-		return
-	}
-	if gs == nil {
-		gs = []grant.Grant{}
-	}
-	writeJSON(w, http.StatusOK, gs)
+	writeList(s, w, r, "list grants", gs, err)
 }
 
 func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	err := s.o.Store.RevokeGrant(r.Context(), id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "no grant "+id)
-		return
-	case err != nil:
-		s.fail(w, r, "revoke grant", err)
+	if s.failed(w, r, "revoke grant", s.o.Store.RevokeGrant(r.Context(), id), "no grant "+id) {
 		return
 	}
 	s.log.InfoContext(r.Context(), "grant revoked", "id", id)
@@ -414,14 +398,7 @@ func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {
 // listSessions lists every session the host has seen, oldest first.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	list, err := s.o.Store.ListSessions(r.Context())
-	if err != nil {
-		s.fail(w, r, "list sessions", err)
-		return
-	}
-	if list == nil {
-		list = []store.SessionRow{}
-	}
-	writeJSON(w, http.StatusOK, list)
+	writeList(s, w, r, "list sessions", list, err)
 }
 
 // resetSession drops a session's terminal shell state: its next call
@@ -464,14 +441,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		f.Limit = n
 	}
 	ds, err := s.o.Store.Decisions(r.Context(), f)
-	if err != nil {
-		s.fail(w, r, "list decisions", err)
-		return
-	}
-	if ds == nil {
-		ds = []store.Decision{}
-	}
-	writeJSON(w, http.StatusOK, ds)
+	writeList(s, w, r, "list decisions", ds, err)
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
@@ -499,6 +469,34 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 }
 
 // fail logs an internal error and answers 500 with it.
+// writeList answers a read of a list (what names it): the list as
+// JSON, [] when empty (never null), or the error that read it.
+func writeList[T any](s *Server, w http.ResponseWriter, r *http.Request, what string, list []T, err error) {
+	if err != nil {
+		s.fail(w, r, what, err)
+		return
+	}
+	if list == nil {
+		list = []T{}
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// failed answers err, if any: 404 saying notFound for
+// store.ErrNotFound, else a failure of op. It reports whether it
+// answered.
+func (s *Server) failed(w http.ResponseWriter, r *http.Request, op string, err error, notFound string) bool {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, notFound)
+		return true
+	case err != nil:
+		s.fail(w, r, op, err)
+		return true
+	}
+	return false
+}
+
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, op string, err error) {
 	s.log.ErrorContext(r.Context(), op, "err", err)
 	writeError(w, http.StatusInternalServerError, op+": "+err.Error())

@@ -26,6 +26,14 @@ var protocols = []struct{ name, version string }{
 	{"latest", ""},
 }
 
+// forProtocols runs test as a subtest on each protocol (version "" is
+// the latest), each with a fresh host and a build directory.
+func forProtocols(t *testing.T, test func(t *testing.T, version string, h *testHost, dir string)) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) { test(t, p.version, startHost(t), withBuild(t)) })
+	}
+}
+
 // askClient configures the MCP client side of an ask test.
 type askClient struct {
 	ask      bool                                                                 // the server's AskClient
@@ -47,26 +55,11 @@ func connectAsk(t *testing.T, h *testHost, dir string, c askClient) (*mcp.Client
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	co := &mcp.ClientOptions{ElicitationHandler: c.elicit}
 	if c.noMRTR {
 		co.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, co).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: c.protocol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		_ = ss.Wait()
-		cancel()
-		api.Close()
-	})
+	cs := inMemory(t, s, "test-agent", co, &mcp.ClientSessionOptions{ProtocolVersion: c.protocol}, api.Close)
 	// The path under test: the SDK's shim (elicitation/create) below
 	// 2026-07-28, input requests the client fulfils from it on.
 	want := c.protocol
@@ -113,6 +106,24 @@ func withBuild(t *testing.T) string {
 	return dir
 }
 
+// buildKept checks that the build directory withBuild made in dir is
+// still there: the delete did not run.
+func buildKept(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {
+		t.Errorf("build removed: %v", err)
+	}
+}
+
+// buildGone checks that the build directory withBuild made in dir is
+// gone: the delete ran.
+func buildGone(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "build")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("build still there: %v", err)
+	}
+}
+
 // TestAskClient: with ask_client on, a client that can elicit gets the
 // question, on either protocol, and its user's answer decides.
 func TestAskClient(t *testing.T) {
@@ -140,9 +151,7 @@ func TestAskClient(t *testing.T) {
 			if res.IsError || !regexp.MustCompile(`^removed\n\[exit status 0\] \(approved in the MCP client, request [0-9A-Z]{26}\)$`).MatchString(text) {
 				t.Errorf("result: error %v, %q", res.IsError, text)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "build")); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("build still there: %v", err)
-			}
+			buildGone(t, dir)
 			if n := hd.asks.open(); n != 0 {
 				t.Errorf("%d questions still open", n)
 			}
@@ -155,12 +164,8 @@ func TestAskClient(t *testing.T) {
 					return answer(false, "keep the build"), nil
 				}})
 			res, text := call(t, cs, "shell", map[string]any{"command": "rm -rf build"})
-			if !res.IsError || !strings.Contains(text, "The user denied `rm -rf build`. Their reason: keep the build. Do not retry it or variations of it.") {
-				t.Errorf("result: error %v, %q", res.IsError, text)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {
-				t.Errorf("build removed: %v", err)
-			}
+			wantResult(t, res, text, true, "The user denied `rm -rf build`. Their reason: keep the build. Do not retry it or variations of it.")
+			buildKept(t, dir)
 		})
 		t.Run(p.name+"/decline", func(t *testing.T) {
 			h := startHost(t)
@@ -170,12 +175,8 @@ func TestAskClient(t *testing.T) {
 					return &mcp.ElicitResult{Action: "decline"}, nil
 				}})
 			res, text := call(t, cs, "execute_code", map[string]any{"language": "sh", "source": "rm -rf build"})
-			if !res.IsError || !strings.Contains(text, "declined in test-agent") {
-				t.Errorf("result: error %v, %q", res.IsError, text)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {
-				t.Errorf("build removed: %v", err)
-			}
+			wantResult(t, res, text, true, "declined in test-agent")
+			buildKept(t, dir)
 		})
 	}
 }
@@ -183,79 +184,63 @@ func TestAskClient(t *testing.T) {
 // TestAskClientConsoleFirst: the console answers while the client's
 // question is open; the client's later answer gets 409 and is ignored.
 func TestAskClientConsoleFirst(t *testing.T) {
-	for _, p := range protocols {
-		t.Run(p.name, func(t *testing.T) {
-			h := startHost(t)
-			dir := withBuild(t)
-			cs, _ := connectAsk(t, h, dir, askClient{ask: true, protocol: p.version,
-				elicit: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					m := requestID.FindStringSubmatch(req.Params.Message)
-					if m == nil {
-						t.Errorf("no request id in %q", req.Params.Message)
-						return nil, errors.New("no id")
-					}
-					if _, err := h.api.Approve(ctx, m[1], localapi.ApproveRequest{}); err != nil {
-						t.Errorf("console approve: %v", err)
-					}
-					return answer(false, "too late"), nil
-				}})
-			res, text := call(t, cs, "shell", map[string]any{"command": "rm -rf build && echo removed"})
-			if res.IsError || !strings.Contains(text, "removed\n[exit status 0] (approved on the warden console, request ") {
-				t.Errorf("result: error %v, %q", res.IsError, text)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "build")); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("build still there: %v", err)
-			}
-		})
-	}
+	forProtocols(t, func(t *testing.T, version string, h *testHost, dir string) {
+		cs, _ := connectAsk(t, h, dir, askClient{ask: true, protocol: version,
+			elicit: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				m := requestID.FindStringSubmatch(req.Params.Message)
+				if m == nil {
+					t.Errorf("no request id in %q", req.Params.Message)
+					return nil, errors.New("no id")
+				}
+				if _, err := h.api.Approve(ctx, m[1], localapi.ApproveRequest{}); err != nil {
+					t.Errorf("console approve: %v", err)
+				}
+				return answer(false, "too late"), nil
+			}})
+		res, text := call(t, cs, "shell", map[string]any{"command": "rm -rf build && echo removed"})
+		wantResult(t, res, text, false, "removed\n[exit status 0] (approved on the warden console, request ")
+		buildGone(t, dir)
+	})
 }
 
 // TestAskClientForgedState: a call carrying an answer with a state
 // warden did not sign answers nothing; the question stays open.
 func TestAskClientForgedState(t *testing.T) {
-	for _, p := range protocols {
-		t.Run(p.name, func(t *testing.T) {
-			h := startHost(t)
-			dir := withBuild(t)
-			var cs *mcp.ClientSession
-			ready := make(chan struct{})
-			cs, _ = connectAsk(t, h, dir, askClient{ask: true, protocol: p.version,
-				elicit: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					<-ready
-					m := requestID.FindStringSubmatch(req.Params.Message)
-					if m == nil {
-						return nil, errors.New("no id")
-					}
-					forger, err := newAsks() // another key
+	forProtocols(t, func(t *testing.T, version string, h *testHost, dir string) {
+		var cs *mcp.ClientSession
+		ready := make(chan struct{})
+		cs, _ = connectAsk(t, h, dir, askClient{ask: true, protocol: version,
+			elicit: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				<-ready
+				m := requestID.FindStringSubmatch(req.Params.Message)
+				if m == nil {
+					return nil, errors.New("no id")
+				}
+				forger, err := newAsks() // another key
+				if err != nil {
+					return nil, err
+				}
+				for _, state := range []string{forger.sign("shell", m[1]), m[1], "", "w1..", "w1." + strings.Repeat("A", 20) + ".x"} {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"command": "rm -rf build"},
+						InputResponses: mcp.InputResponseMap{inputKey: answer(true, "")}, RequestState: state})
 					if err != nil {
-						return nil, err
+						t.Errorf("forged call %q: %v", state, err)
+						continue
 					}
-					for _, state := range []string{forger.sign("shell", m[1]), m[1], "", "w1..", "w1." + strings.Repeat("A", 20) + ".x"} {
-						res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"command": "rm -rf build"},
-							InputResponses: mcp.InputResponseMap{inputKey: answer(true, "")}, RequestState: state})
-						if err != nil {
-							t.Errorf("forged call %q: %v", state, err)
-							continue
-						}
-						if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "nothing was approved") {
-							t.Errorf("forged state %q: error %v, %q", state, res.IsError, res.Content[0].(*mcp.TextContent).Text)
-						}
+					if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "nothing was approved") {
+						t.Errorf("forged state %q: error %v, %q", state, res.IsError, res.Content[0].(*mcp.TextContent).Text)
 					}
-					if ids := pendingIDs(t, h); len(ids) != 1 || ids[0] != m[1] {
-						t.Errorf("after forged answers, pending: %v", ids)
-					}
-					return &mcp.ElicitResult{Action: "cancel"}, nil
-				}})
-			close(ready)
-			res, text := call(t, cs, "shell", map[string]any{"command": "rm -rf build"})
-			if !res.IsError || !strings.Contains(text, "dismissed in test-agent") {
-				t.Errorf("result: error %v, %q", res.IsError, text)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {
-				t.Errorf("build removed: %v", err)
-			}
-		})
-	}
+				}
+				if ids := pendingIDs(t, h); len(ids) != 1 || ids[0] != m[1] {
+					t.Errorf("after forged answers, pending: %v", ids)
+				}
+				return &mcp.ElicitResult{Action: "cancel"}, nil
+			}})
+		close(ready)
+		res, text := call(t, cs, "shell", map[string]any{"command": "rm -rf build"})
+		wantResult(t, res, text, true, "dismissed in test-agent")
+		buildKept(t, dir)
+	})
 }
 
 // TestAskClientTamperedState: on the latest protocol the client holds
@@ -314,9 +299,7 @@ func TestAskClientTamperedState(t *testing.T) {
 			t.Errorf("answer %d: error %v, %q; want %q", i, res.IsError, text, want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {
-		t.Errorf("build removed: %v", err)
-	}
+	buildKept(t, dir)
 }
 
 // TestAskClientConsoleOnly: without ask_client, or with a client that
@@ -339,14 +322,8 @@ func TestAskClientConsoleOnly(t *testing.T) {
 					}
 				}
 				cs, _ := connectAsk(t, h, dir, ac)
-				answered := answerFirst(t, h, true, "")
-				res, text := call(t, cs, "shell", map[string]any{"command": "rm -rf build && echo removed"})
-				if err := <-answered; err != nil {
-					t.Fatal(err)
-				}
-				if res.IsError || !strings.Contains(text, "removed\n[exit status 0] (approved on the warden console, request ") {
-					t.Errorf("result: error %v, %q", res.IsError, text)
-				}
+				res, text := callAnswered(t, h, cs, true, "", "shell", map[string]any{"command": "rm -rf build && echo removed"})
+				wantResult(t, res, text, false, "removed\n[exit status 0] (approved on the warden console, request ")
 			})
 		}
 	}
@@ -380,9 +357,7 @@ func TestAskClientFails(t *testing.T) {
 	if err != nil || r.State != store.Denied || !strings.Contains(r.Reason, "the question could not be put to test-agent") || !strings.HasPrefix(r.By, "uid ") || !strings.Contains(r.By, `via admin socket, outside sandboxes (client says "mcp client test-agent")`) {
 		t.Errorf("request %q: %+v, %v; want denied for the failed question", rid, r, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {
-		t.Errorf("build removed: %v", err)
-	}
+	buildKept(t, dir)
 }
 
 // TestAbandonedQuestion: a question the client never answers is dropped
@@ -415,9 +390,7 @@ func TestAbandonedQuestion(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "no longer open") {
 		t.Errorf("late answer: %v, %v", res, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {
-		t.Errorf("build removed: %v", err)
-	}
+	buildKept(t, dir)
 }
 
 func TestAsksLimit(t *testing.T) {

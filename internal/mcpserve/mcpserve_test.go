@@ -81,6 +81,36 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any)
 	return res, text.String()
 }
 
+// agentInBuild is a host and the session conn-1 of MCP client
+// test-agent, in a directory holding a build directory.
+func agentInBuild(t *testing.T) (*testHost, string, *mcp.ClientSession) {
+	t.Helper()
+	h := startHost(t)
+	dir := withBuild(t)
+	return h, dir, connect(t, h, "test-agent", "conn-1", dir)
+}
+
+// callAnswered calls tool with args while a human on the console
+// answers its question (approve, with reason).
+func callAnswered(t *testing.T, h *testHost, cs *mcp.ClientSession, approve bool, reason, tool string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	answered := answerFirst(t, h, approve, reason)
+	res, text := call(t, cs, tool, args)
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	return res, text
+}
+
+// wantResult checks a tool's result: an error or not, as isError says,
+// with sub in its text.
+func wantResult(t *testing.T, res *mcp.CallToolResult, text string, isError bool, sub string) {
+	t.Helper()
+	if res.IsError != isError || !strings.Contains(text, sub) {
+		t.Errorf("result: error %v, %q", res.IsError, text)
+	}
+}
+
 // answerFirst waits for one pending request and answers it as a human
 // on the console would; it returns the request's owner.
 func answerFirst(t *testing.T, h *testHost, approve bool, reason string) <-chan error {
@@ -117,24 +147,10 @@ func answerFirst(t *testing.T, h *testHost, approve bool, reason string) <-chan 
 // shell with a dangerous command, a human answers on the console, and
 // the result comes back with the command's output.
 func TestShellApprovedOnTheConsole(t *testing.T) {
-	h := startHost(t)
-	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "build"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cs := connect(t, h, "test-agent", "conn-1", dir)
-
-	answered := answerFirst(t, h, true, "")
-	res, text := call(t, cs, "shell", map[string]any{"command": "rm -rf build && echo removed"})
-	if err := <-answered; err != nil {
-		t.Fatal(err)
-	}
-	if res.IsError || !strings.Contains(text, "removed\n[exit status 0] (approved on the warden console, request ") {
-		t.Errorf("result: error %v, %q", res.IsError, text)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "build")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("build still there: %v", err)
-	}
+	h, dir, cs := agentInBuild(t)
+	res, text := callAnswered(t, h, cs, true, "", "shell", map[string]any{"command": "rm -rf build && echo removed"})
+	wantResult(t, res, text, false, "removed\n[exit status 0] (approved on the warden console, request ")
+	buildGone(t, dir)
 	// The decision was audited as the MCP client's session.
 	ds, err := h.db.Decisions(t.Context(), store.AuditFilter{Session: owner.ExternalKey("test-agent", "conn-1")})
 	if err != nil || len(ds) != 2 {
@@ -143,23 +159,10 @@ func TestShellApprovedOnTheConsole(t *testing.T) {
 }
 
 func TestShellDeniedOnTheConsole(t *testing.T) {
-	h := startHost(t)
-	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "build"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cs := connect(t, h, "test-agent", "conn-1", dir)
-	answered := answerFirst(t, h, false, "keep the build")
-	res, text := call(t, cs, "shell", map[string]any{"command": "rm -rf build"})
-	if err := <-answered; err != nil {
-		t.Fatal(err)
-	}
-	if !res.IsError || !strings.Contains(text, "The user denied `rm -rf build`. Their reason: keep the build. Do not retry it or variations of it.") {
-		t.Errorf("result: error %v, %q", res.IsError, text)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {
-		t.Errorf("build removed: %v", err)
-	}
+	h, dir, cs := agentInBuild(t)
+	res, text := callAnswered(t, h, cs, false, "keep the build", "shell", map[string]any{"command": "rm -rf build"})
+	wantResult(t, res, text, true, "The user denied `rm -rf build`. Their reason: keep the build. Do not retry it or variations of it.")
+	buildKept(t, dir)
 }
 
 // TestToolsWithoutAsking: hardline is denied and safe runs, with no

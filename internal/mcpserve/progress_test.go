@@ -3,8 +3,6 @@ package mcpserve
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -29,21 +27,31 @@ func connectWith(t *testing.T, h *testHost, agent string, o Options, co *mcp.Cli
 	if err != nil {
 		t.Fatal(err)
 	}
+	return inMemory(t, s, agent, co, nil, runner.Close)
+}
+
+// inMemory connects an MCP client named agent (options co, session
+// options so) to server s over in-memory transports. When the test
+// ends the client closes, the server's session ends, then done runs.
+func inMemory(t *testing.T, s *mcp.Server, agent string, co *mcp.ClientOptions, so *mcp.ClientSessionOptions, done func()) *mcp.ClientSession {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
 	ss, err := s.Connect(ctx, st, nil)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: agent, Version: "1"}, co).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: agent, Version: "1"}, co).Connect(ctx, ct, so)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		cs.Close()
 		_ = ss.Wait()
 		cancel()
-		runner.Close()
+		done()
 	})
 	return cs
 }
@@ -129,10 +137,7 @@ func answerAfter(h *testHost, wait time.Duration) <-chan error {
 func TestProgressOutlastsClientTimeout(t *testing.T) {
 	const timeout = 1500 * time.Millisecond
 	h := startHost(t)
-	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "build"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := withBuild(t)
 	c := &timeoutClient{timeout: timeout}
 	cs := connectWith(t, h, "test-agent", Options{Session: "conn-1", Dir: dir, ProgressInterval: 50 * time.Millisecond}, c.options())
 
@@ -148,9 +153,7 @@ func TestProgressOutlastsClientTimeout(t *testing.T) {
 	if res.IsError || !strings.Contains(text, "removed\n[exit status 0]") {
 		t.Errorf("result: %v %q", res.IsError, text)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "build")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("build still there: %v", err)
-	}
+	buildGone(t, dir)
 	notes := c.notes()
 	waiting := 0
 	for i, n := range notes {
@@ -172,10 +175,7 @@ func TestProgressOutlastsClientTimeout(t *testing.T) {
 func TestNoProgressClientGivesUp(t *testing.T) {
 	const timeout = 1500 * time.Millisecond
 	h := startHost(t)
-	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "build"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := withBuild(t)
 	c := &timeoutClient{timeout: timeout}
 	cs := connectWith(t, h, "test-agent", Options{Session: "conn-1", Dir: dir, ProgressInterval: -1}, c.options())
 	_, err := c.call(t.Context(), cs, "shell", map[string]any{"command": "rm -rf build"})
@@ -196,9 +196,7 @@ func TestNoProgressClientGivesUp(t *testing.T) {
 			t.Fatalf("question still pending after the client gave up: %v %v", list, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "build")); err != nil {
-		t.Errorf("build removed: %v", err)
-	}
+	buildKept(t, dir)
 }
 
 // TestArgumentsRefusedBeforeAsking: a call that cannot run fails at

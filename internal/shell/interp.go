@@ -476,6 +476,27 @@ func (c *cmd) inlineCode(lang string, src Arg, how string) {
 	c.w.code(c.idx, lang, src, appendVia(c.via, how))
 }
 
+// wardenMarks are the tails of warden's default locations, as program
+// text that joins them to a home would hold them.
+var wardenMarks = []string{".config/warden", ".local/state/warden", "Application Support/warden", "/etc/warden"}
+
+// namesWarden returns the part of program text that names warden's own
+// state or configuration (a default location, or one of the owner's
+// protected paths), or "".
+func (w *walker) namesWarden(code string) string {
+	for _, m := range wardenMarks {
+		if strings.Contains(code, m) {
+			return m
+		}
+	}
+	for _, p := range w.opts.ProtectedPaths {
+		if len(p) > 1 && strings.Contains(code, p) {
+			return p
+		}
+	}
+	return ""
+}
+
 // code judges program text in lang: the shell commands equivalent to
 // what it does (its spawns, file and network operations) are analysed
 // here as one script, its other findings are added, and code the
@@ -496,6 +517,12 @@ func (w *walker) code(idx int, lang string, src Arg, via []string) {
 	if canon == codescan.Shell {
 		w.payload(src.Value, via, src.Span, int(src.off)-1, stdin{})
 		return
+	}
+	if where := w.namesWarden(src.Value); where != "" {
+		// However the code builds the path (getenv("HOME") . "…",
+		// Dir.home + "…"), text that names warden's own files is
+		// reaching them.
+		w.findTier(idx, clsWardenSelf, TierHardline, src.Span, lang+" code names "+where)
 	}
 	r := codescan.Analyze(canon, src.Value)
 	for _, line := range r.Commands {

@@ -50,19 +50,7 @@ func newAskEnv(t *testing.T, policy string) *askEnv {
 			}
 			return *c
 		}}
-	ln, err := Listen(a.socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- New(o).Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
+	serve(t, a.socket, o)
 	return a
 }
 

@@ -169,11 +169,7 @@ func TestModelRefusals(t *testing.T) {
 	t.Run("script task", func(t *testing.T) {
 		srv := llmtest.New(t, llmtest.Script())
 		e := newEnv(t, "deny", func(o *Options) { o.Model = hostModel(t, srv.URL()) })
-		tk, _, secret := e.claimed(t, os.Getpid(), "true")
-		c := e.dial(t)
-		if _, err := c.Hello(ctx, secret, tk.ID); err != nil {
-			t.Fatal(err)
-		}
+		c, _, _, _ := e.worker(t, "true")
 		if _, err := c.Model(ctx, nil); !errors.Is(err, ErrRefused) {
 			t.Errorf("model for a script task: %v", err)
 		}

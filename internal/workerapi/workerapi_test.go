@@ -56,17 +56,11 @@ func (f *fakeCron) RunNow(ctx context.Context, name string, parent owner.Owner) 
 
 func (f *fakeCron) Wait(context.Context, string) (string, error) { return "succeeded", nil }
 
-func newEnv(t *testing.T, kanbanMode string, tweak func(*Options)) *env {
+// serve serves a worker API with options o on socket until the test
+// ends.
+func serve(t *testing.T, socket string, o Options) {
 	t.Helper()
-	rf := runnertest.New(t, runnertest.Options{Policy: "approvals:\n  kanban_mode: " + kanbanMode + "\n", Paths: gate.Paths{Home: t.TempDir()},
-		Terminal: tools.Terminal{Env: execenv.Build([]string{"PATH=/usr/bin:/bin"}, nil, nil)}})
-	state, db, r := rf.Dir, rf.DB, rf.Runner
-	e := &env{db: db, socket: filepath.Join(state, "run", SocketName), state: state, cron: &fakeCron{}}
-	o := Options{Board: board.New(board.Options{Store: db}), Runner: r, Cron: e.cron, ScratchDir: filepath.Join(state, "scratch"), FailureLimit: 2}
-	if tweak != nil {
-		tweak(&o)
-	}
-	ln, err := Listen(e.socket)
+	ln, err := Listen(socket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +73,19 @@ func newEnv(t *testing.T, kanbanMode string, tweak func(*Options)) *env {
 			t.Errorf("Serve: %v", err)
 		}
 	})
+}
+
+func newEnv(t *testing.T, kanbanMode string, tweak func(*Options)) *env {
+	t.Helper()
+	rf := runnertest.New(t, runnertest.Options{Policy: "approvals:\n  kanban_mode: " + kanbanMode + "\n", Paths: gate.Paths{Home: t.TempDir()},
+		Terminal: tools.Terminal{Env: execenv.Build([]string{"PATH=/usr/bin:/bin"}, nil, nil)}})
+	state, db, r := rf.Dir, rf.DB, rf.Runner
+	e := &env{db: db, socket: filepath.Join(state, "run", SocketName), state: state, cron: &fakeCron{}}
+	o := Options{Board: board.New(board.Options{Store: db}), Runner: r, Cron: e.cron, ScratchDir: filepath.Join(state, "scratch"), FailureLimit: 2}
+	if tweak != nil {
+		tweak(&o)
+	}
+	serve(t, e.socket, o)
 	return e
 }
 
@@ -119,6 +126,19 @@ func (e *env) claimedTask(t *testing.T, pid int, task store.Task) (store.Task, s
 		t.Fatal(err)
 	}
 	return tk, r, secret
+}
+
+// worker claims a task of script as this process would and says hello
+// with its token: the connection, the task, its run and the hello.
+func (e *env) worker(t *testing.T, script ...string) (*Client, store.Task, store.TaskRun, Hello) {
+	t.Helper()
+	tk, r, secret := e.claimed(t, os.Getpid(), script...)
+	c := e.dial(t)
+	h, err := c.Hello(t.Context(), secret, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, tk, r, h
 }
 
 func (e *env) dial(t *testing.T) *Client {
@@ -256,12 +276,7 @@ func TestDecideIsTheHosts(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			e := newEnv(t, tc.mode, func(o *Options) { o.StepEnv = []string{"PATH=/usr/bin:/bin", "LANG=C"} })
 			ctx := t.Context()
-			tk, r, secret := e.claimed(t, os.Getpid(), "true")
-			c := e.dial(t)
-			h, err := c.Hello(ctx, secret, tk.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, tk, r, h := e.worker(t, "true")
 			if strings.Join(h.Env, " ") != "PATH=/usr/bin:/bin LANG=C" || h.LeaseMillis != 0 {
 				t.Errorf("hello: env %q, lease %d", h.Env, h.LeaseMillis)
 			}
@@ -332,11 +347,7 @@ func TestRunEnds(t *testing.T) {
 	ctx := t.Context()
 	hello := func(script ...string) (*Client, store.Task, store.TaskRun) {
 		t.Helper()
-		tk, r, secret := e.claimed(t, os.Getpid(), script...)
-		c := e.dial(t)
-		if _, err := c.Hello(ctx, secret, tk.ID); err != nil {
-			t.Fatal(err)
-		}
+		c, tk, r, _ := e.worker(t, script...)
 		return c, tk, r
 	}
 
@@ -386,11 +397,7 @@ func TestRunEnds(t *testing.T) {
 
 func TestReviewOption(t *testing.T) {
 	e := newEnv(t, "deny", func(o *Options) { o.Review = true })
-	tk, _, secret := e.claimed(t, os.Getpid(), "true")
-	c := e.dial(t)
-	if _, err := c.Hello(t.Context(), secret, tk.ID); err != nil {
-		t.Fatal(err)
-	}
+	c, _, _, _ := e.worker(t, "true")
 	if st, err := c.Complete(t.Context()); err != nil || st != store.TaskReview {
 		t.Errorf("complete with review: %s, %v", st, err)
 	}
@@ -399,12 +406,7 @@ func TestReviewOption(t *testing.T) {
 func TestCronRunHasTheRunAsParent(t *testing.T) {
 	e := newEnv(t, "deny", nil)
 	ctx := t.Context()
-	tk, r, secret := e.claimed(t, os.Getpid(), "true")
-	c := e.dial(t)
-	h, err := c.Hello(ctx, secret, tk.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, tk, r, h := e.worker(t, "true")
 	res, err := c.CronRun(ctx, "backup", true)
 	if err != nil || res.RunID != "cron-run-1" || res.Status != "succeeded" {
 		t.Fatalf("cron_run: %+v, %v", res, err)
@@ -428,11 +430,7 @@ func TestCronRunHasTheRunAsParent(t *testing.T) {
 
 func TestCronRunWithoutCron(t *testing.T) {
 	e := newEnv(t, "deny", func(o *Options) { o.Cron = nil })
-	tk, _, secret := e.claimed(t, os.Getpid(), "true")
-	c := e.dial(t)
-	if _, err := c.Hello(t.Context(), secret, tk.ID); err != nil {
-		t.Fatal(err)
-	}
+	c, _, _, _ := e.worker(t, "true")
 	if _, err := c.CronRun(t.Context(), "backup", false); !errors.Is(err, ErrRefused) {
 		t.Errorf("cron_run without a scheduler: %v", err)
 	}

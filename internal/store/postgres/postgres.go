@@ -37,12 +37,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -56,7 +53,7 @@ import (
 
 // ErrAuditLoss is returned by Open when the audit log falls short of an
 // anchor kept outside it (the error also holds the *store.LossError).
-var ErrAuditLoss = errors.New("audit log lost records")
+var ErrAuditLoss = sqldb.ErrAuditLoss
 
 // ErrNotPostgres: the store address is not a postgres:// URL.
 var ErrNotPostgres = errors.New("not a PostgreSQL address")
@@ -73,25 +70,15 @@ type DB struct {
 	schema string
 	// channel is the NOTIFY channel of this schema's request changes.
 	channel string
-	// The committer (writer.go).
-	ops      chan *op
-	stopped  chan struct{}
-	loopDone chan struct{}
-
-	fault  atomic.Pointer[fault]
-	headMu sync.Mutex
-	head   head
+	// c is the committer (sqldb; PostgreSQL's side in writer.go).
+	c *sqldb.Committer
 
 	// followed is the head Follow read last.
 	followMu sync.Mutex
-	followed head
+	followed anchor.Head
 
 	keeper  *anchor.Keeper
 	sources []anchor.Source
-
-	// sandbox labels the audit records written without a label of their
-	// own (a question's ask and end): SetSandboxLabel.
-	sandbox atomic.Pointer[string]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -163,9 +150,6 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	if !IsURL(dsn) {
 		return nil, fmt.Errorf("open store %s: %w: want postgres://…", Redact(dsn), ErrNotPostgres)
 	}
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = defaultMaxBatch
-	}
 	if o.MaxConns <= 0 {
 		o.MaxConns = 16
 	}
@@ -189,7 +173,12 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
 	}
 	db := &DB{pool: pool, cfg: cfg, o: o}
-	db.Base = sqldb.NewBase(dialect, pgq{pool}, pgq{pool}, db.sqlTx, db.noteConn)
+	db.c = sqldb.NewCommitter(engine{db}, sqldb.CommitOptions{
+		MaxBatch: o.MaxBatch, Committed: o.Committed, Logger: o.Logger, Timeout: commitTimeout,
+		DurableHeads: true, Mine: "this host's last view of the log",
+	})
+	db.Base = sqldb.NewBase(dialect, pgq{pool}, pgq{pool}, db.sqlTx, db.noteConn, db.c)
+	db.Base.SetRefuse(db.refuse)
 	fail := func(err error) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
@@ -204,22 +193,17 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		return fail(err)
 	}
-	db.sources = anchorSources(o.Anchor, o.Anchors)
-	lh, err := db.checkAnchors(ctx)
+	db.sources = sqldb.AnchorSources(o.Anchor, o.Anchors)
+	lh, err := sqldb.CheckAnchors(ctx, db.sqlTx, db.sources)
 	if err != nil {
 		return fail(err)
 	}
-	db.head = head{first: lh.first, seq: lh.last, hash: lh.lastHash}
 	var sinks []anchor.Sink
 	if o.Anchor != "" {
 		sinks = append(sinks, anchor.File{Path: o.Anchor})
 	}
 	db.keeper = anchor.NewKeeper(o.Logger, 0, append(sinks, o.Anchors...)...)
-	if lh.last > 0 {
-		db.keeper.Post(anchor.Head{Store: lh.first, Seq: lh.last, Hash: lh.lastHash, Time: time.Now().UTC()})
-	}
-	db.ops, db.stopped, db.loopDone = make(chan *op), make(chan struct{}), make(chan struct{})
-	go db.commitLoop()
+	db.c.Start(lh, db.keeper)
 	return db, nil
 }
 
@@ -244,35 +228,12 @@ func (db *DB) Ping(ctx context.Context) error {
 // the anchors up to date, and closes the pool. Close is idempotent.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		close(db.stopped)
-		<-db.loopDone
+		db.c.Stop()
 		db.keeper.Close()
 		db.pool.Close()
 	})
 	return db.closeErr
 }
-
-// Fault returns since when and why the store refuses work, or a nil
-// error while it accepts work. An unreachable server clears by itself;
-// a log that lost records needs the operator.
-func (db *DB) Fault() (time.Time, error) {
-	f := db.fault.Load()
-	if f == nil {
-		return time.Time{}, nil
-	}
-	return f.since, f.err
-}
-
-// Head returns the audit log's head as this store last committed or
-// found it.
-func (db *DB) Head() anchor.Head {
-	h := db.lastHead()
-	return anchor.Head{Store: h.first, Seq: h.seq, Hash: h.hash}
-}
-
-// FlushAnchors waits until the anchors hold the head of every commit
-// made so far (or failed to take it).
-func (db *DB) FlushAnchors(ctx context.Context) error { return db.keeper.Flush(ctx) }
 
 // querier is a pool, a connection or a transaction.
 type querier interface {
@@ -316,6 +277,7 @@ func (db *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 var dialect = sqldb.Dialect{
 	Name:      "postgres",
 	ForUpdate: " FOR UPDATE",
+	Ord:       "ord",
 	Lock: func(ctx context.Context, tx sqldb.Q, key string) error {
 		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, key)
 		return err
@@ -323,14 +285,15 @@ var dialect = sqldb.Dialect{
 }
 
 // sqlTx runs fn in a transaction on the pool (sqldb.TxFunc); a relaxed
-// one commits without waiting for the disk (synchronous_commit off).
+// one commits without waiting for the disk (synchronous_commit off); a
+// read is one snapshot (repeatable read), which a store with a fault
+// still serves (it reads the log to tell what was lost).
 func (db *DB) sqlTx(ctx context.Context, kind sqldb.TxKind, fn func(tx sqldb.Q) error) error {
-	if err := db.refuse(); err != nil {
-		return err
-	}
 	var opts pgx.TxOptions
 	if kind == sqldb.TxRead {
-		opts.AccessMode = pgx.ReadOnly
+		opts = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	} else if err := db.refuse(); err != nil {
+		return err
 	}
 	tx, err := db.pool.BeginTx(ctx, opts)
 	if err != nil {
@@ -350,6 +313,3 @@ func (db *DB) sqlTx(ctx context.Context, kind sqldb.TxKind, fn func(tx sqldb.Q) 
 
 // noRows reports whether err is pgx's "no rows".
 func noRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
-
-// isNotExist reports a missing anchor.
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -49,6 +49,10 @@ type Dialect struct {
 	// Lock takes a transaction-scoped lock named key (PostgreSQL's
 	// advisory locks); nil where writes are serial anyway.
 	Lock func(ctx context.Context, tx Q, key string) error
+	// Ord is the column that orders a table's rows by insertion, to
+	// list rows created at one instant in the order they were added:
+	// SQLite's rowid, PostgreSQL's identity column ord.
+	Ord string
 }
 
 // Base is a backend's handles. The stores shared by both backends are
@@ -62,6 +66,11 @@ type Base struct {
 	// note turns a driver error into the store's (PostgreSQL notes an
 	// unreachable server as a fault); nil keeps errors as they are.
 	note func(error) error
+	// c runs the audited writes (writer.go).
+	c *Committer
+	// refuse says why the store takes no writes now (SetRefuse); nil
+	// while it takes them.
+	refuse func() error
 }
 
 // TxKind says what a transaction does.
@@ -82,12 +91,14 @@ const (
 type TxFunc func(ctx context.Context, kind TxKind, fn func(tx Q) error) error
 
 // NewBase returns a backend's handles: r for reads, w for writes of one
-// statement, tx for transactions, note for errors (nil: unchanged).
-func NewBase(d Dialect, r, w Q, tx TxFunc, note func(error) error) Base {
+// statement, tx for transactions, note for errors (nil: unchanged), c
+// for the writes that carry audit records (nil for a store that only
+// reads its log).
+func NewBase(d Dialect, r, w Q, tx TxFunc, note func(error) error, c *Committer) Base {
 	if note == nil {
 		note = func(err error) error { return err }
 	}
-	return Base{d: d, r: r, w: w, tx: tx, note: note}
+	return Base{d: d, r: r, w: w, tx: tx, note: note, c: c}
 }
 
 // inTx runs fn in a transaction and notes its error.

@@ -6,62 +6,18 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/internal/store/sqldb"
 )
 
 // ErrSchemaTooNew is returned by Open for a database written by a newer
 // warden: this binary does not know its schema and must not touch it.
-var ErrSchemaTooNew = errors.New("database schema is newer than this warden")
+var ErrSchemaTooNew = sqldb.ErrSchemaTooNew
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
-
-// migration is one numbered schema step, applied in one transaction.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-var migrationName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
-
-// loadMigrations reads dir of fsys: files named NNNN_name.sql, numbered
-// 1, 2, 3… without gaps or duplicates.
-func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
-	entries, err := fs.ReadDir(fsys, dir)
-	if err != nil {
-		return nil, fmt.Errorf("load migrations: %w", err)
-	}
-	var ms []migration
-	for _, e := range entries {
-		m := migrationName.FindStringSubmatch(e.Name())
-		if e.IsDir() || m == nil {
-			return nil, fmt.Errorf("load migrations: %s: want a file named NNNN_name.sql", e.Name())
-		}
-		v, _ := strconv.Atoi(m[1])
-		b, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("load migrations: %w", err)
-		}
-		ms = append(ms, migration{version: v, name: m[2], sql: string(b)})
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("load migrations: %04d_%s.sql: want version %d (numbers start at 1, without gaps or repeats)", m.version, m.name, i+1)
-		}
-	}
-	if len(ms) == 0 {
-		return nil, fmt.Errorf("load migrations: none in %s", dir)
-	}
-	return ms, nil
-}
 
 // schemaVersion is the highest applied migration, 0 for a new file.
 func schemaVersion(ctx context.Context, q interface {
@@ -74,11 +30,11 @@ func schemaVersion(ctx context.Context, q interface {
 	return v, nil
 }
 
-// migrate applies the migrations db has not seen, each with its
-// schema_version row in one immediate transaction, so a failed step
-// leaves the previous version intact and two processes opening one new
-// file apply each step once.
-func migrate(ctx context.Context, db *sql.DB, ms []migration) error {
+// migrate applies the migrations db has not seen (sqldb.Migrate), each
+// with its schema_version row in one immediate transaction, so a failed
+// step leaves the previous version intact and two processes opening one
+// new file apply each step once.
+func migrate(ctx context.Context, db *sql.DB, ms []sqldb.Migration) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
 	version INTEGER PRIMARY KEY,
 	name    TEXT NOT NULL,
@@ -86,20 +42,11 @@ func migrate(ctx context.Context, db *sql.DB, ms []migration) error {
 ) STRICT`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	latest := ms[len(ms)-1].version
 	cur, err := schemaVersion(ctx, db)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if cur > latest {
-		return fmt.Errorf("%w: it is at version %d, this binary knows up to %d; use a newer warden", ErrSchemaTooNew, cur, latest)
-	}
-	for _, m := range ms[cur:] {
-		if err := apply(ctx, db, m); err != nil {
-			return fmt.Errorf("migrate to %04d_%s: %w", m.version, m.name, err)
-		}
-	}
-	return nil
+	return sqldb.Migrate(ms, cur, func(m sqldb.Migration) error { return apply(ctx, db, m) })
 }
 
 // rebuildMarker in a migration's text asks for SQLite's table rebuild
@@ -108,13 +55,13 @@ func migrate(ctx context.Context, db *sql.DB, ms []migration) error {
 // foreign_key_check before commit. It is how a CHECK constraint changes.
 const rebuildMarker = "-- warden:rebuild"
 
-func apply(ctx context.Context, db *sql.DB, m migration) error {
+func apply(ctx context.Context, db *sql.DB, m sqldb.Migration) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	rebuild := strings.Contains(m.sql, rebuildMarker)
+	rebuild := strings.Contains(m.SQL, rebuildMarker)
 	if rebuild {
 		if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
 			return err
@@ -130,10 +77,10 @@ func apply(ctx context.Context, db *sql.DB, m migration) error {
 	if err != nil {
 		return err
 	}
-	if cur >= m.version {
+	if cur >= m.Version {
 		return nil // another process got here first
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return err
 	}
 	if rebuild {
@@ -151,7 +98,7 @@ func apply(ctx context.Context, db *sql.DB, m migration) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name, applied) VALUES (?, ?, ?)`, m.version, m.name, at); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name, applied) VALUES (?, ?, ?)`, m.Version, m.Name, at); err != nil {
 		return err
 	}
 	return tx.Commit()

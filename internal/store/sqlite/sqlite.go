@@ -8,8 +8,9 @@
 // Every write, including each audit append, is committed with
 // synchronous=FULL: a decision is on disk before AppendDecision returns
 // (DESIGN.md invariant 8). Writes that carry audit records go through
-// one committer goroutine that batches them (writer.go: group commit);
-// a request's state change and its audit record share one transaction.
+// one committer goroutine that batches them (sqldb.Committer: group
+// commit; SQLite's side in writer.go); a request's state change and its
+// audit record share one transaction.
 //
 // The store keeps the audit chain's head outside the database too (the
 // anchor: a sidecar file PATH.anchor, and any sinks in Options), checks
@@ -31,7 +32,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -46,7 +46,7 @@ import (
 // or replaced. The error also holds the *store.LossError. Nothing was
 // written; restore the database, or, to accept the loss, move the
 // anchor files aside (keep them: they are the evidence).
-var ErrAuditLoss = errors.New("audit log lost records")
+var ErrAuditLoss = sqldb.ErrAuditLoss
 
 // AnchorSuffix names the sidecar anchor beside the database file.
 const AnchorSuffix = ".anchor"
@@ -72,23 +72,15 @@ type DB struct {
 	// ident is the database file as opened, to notice it deleted or
 	// replaced.
 	ident os.FileInfo
-	// The committer (writer.go).
-	ops      chan *op
-	stopped  chan struct{}
-	loopDone chan struct{}
+	// c is the committer (sqldb; SQLite's side in writer.go).
+	c        *sqldb.Committer
 	prepared map[*sql.DB]map[string]*sql.Stmt // the committer's statements, per pool
-	fault    atomic.Pointer[fault]
-	headMu   sync.Mutex
-	head     head
 	// recoverMu guards lastRecover.
 	recoverMu   sync.Mutex
 	lastRecover time.Time
 	// keeper writes the anchors; sources are those read back.
 	keeper  *anchor.Keeper
 	sources []anchor.Source
-	// sandbox labels the audit records written without a label of their
-	// own (a question's ask and end): SetSandboxLabel.
-	sandbox atomic.Pointer[string]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -133,9 +125,6 @@ func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 	if o.synchronous == "" {
 		o.synchronous = "FULL"
 	}
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = defaultMaxBatch
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -151,7 +140,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
 		// Do not create a fresh, empty log where one is known to have
 		// been.
-		if loss := missingFile(sources); loss != nil {
+		if loss := sqldb.MissingLog(sources); loss != nil {
 			return nil, fmt.Errorf("open store %s: %w: %w", abs, ErrAuditLoss, loss)
 		}
 	}
@@ -231,26 +220,23 @@ func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: readers: %w", abs, err)
 	}
 	db.r = r
-	db.Base = sqldb.NewBase(sqldb.Dialect{Name: "sqlite"}, sqldb.Std(r), sqldb.Std(w), db.inTx, nil)
-	lh, err := db.checkAnchors(ctx)
+	db.c = sqldb.NewCommitter(engine{db}, sqldb.CommitOptions{
+		MaxBatch: o.MaxBatch, Committed: o.Committed, Logger: o.Logger.With("path", abs),
+		RecoverEvery: recoverEvery, Mine: "this process's last commit",
+	})
+	db.prepared = map[*sql.DB]map[string]*sql.Stmt{}
+	db.Base = sqldb.NewBase(sqldb.Dialect{Name: "sqlite", Ord: "rowid"}, sqldb.Std(r), sqldb.Std(w), db.inTx, nil, db.c)
+	lh, err := sqldb.CheckAnchors(ctx, db.inTx, sources)
 	if err != nil {
 		r.Close()
 		q.Close()
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	db.head = head{first: lh.first, seq: lh.last, hash: lh.lastHash}
 	sinks := make([]anchor.Sink, 0, len(o.Anchors)+1)
 	sinks = append(sinks, anchor.File{Path: abs + AnchorSuffix})
 	db.keeper = anchor.NewKeeper(o.Logger, 0, append(sinks, o.Anchors...)...)
-	if lh.last > 0 {
-		// Anchor what is there now: the first start with anchors, or a
-		// sink added since.
-		db.keeper.Post(anchor.Head{Store: lh.first, Seq: lh.last, Hash: lh.lastHash, Time: time.Now().UTC()})
-	}
-	db.ops, db.stopped, db.loopDone = make(chan *op), make(chan struct{}), make(chan struct{})
-	db.prepared = map[*sql.DB]map[string]*sql.Stmt{}
-	go db.commitLoop()
+	db.c.Start(lh, db.keeper)
 	return db, nil
 }
 
@@ -263,7 +249,7 @@ func (db *DB) init(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, want wal (is the file system able to share memory maps?)", mode)
 	}
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := sqldb.LoadMigrations(migrationFiles, "migrations")
 	if err != nil {
 		return err
 	}
@@ -341,13 +327,13 @@ func (db *DB) Path() string { return db.path }
 // file. Close is idempotent.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		close(db.stopped)
-		<-db.loopDone
+		db.c.Stop()
 		defer func() {
 			// The last connection to close checkpointed the WAL (synced):
 			// the head is durable now, whatever the last batch's mode.
-			if h := db.lastHead(); h.seq > 0 && db.closeErr == nil {
-				db.keeper.Post(anchor.Head{Store: h.first, Seq: h.seq, Hash: h.hash, Time: time.Now().UTC()})
+			if h := db.Head(); h.Seq > 0 && db.closeErr == nil {
+				h.Time = time.Now().UTC()
+				db.keeper.Post(h)
 			}
 			db.keeper.Close()
 		}()

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/sqldb"
 	"github.com/wardenhq/warden/internal/store/storetest"
 )
 
@@ -60,42 +60,18 @@ func (db tamperDB) RewriteDecision(ctx context.Context, d store.Decision) error 
 	if err := db.dropTriggers(ctx); err != nil {
 		return err
 	}
-	at, err := encTime(d.Time)
-	if err != nil {
-		return err
-	}
-	classes, err := encJSON("classes", d.Classes)
-	if err != nil {
-		return err
-	}
-	var owner any
-	if d.Owner != nil {
-		owner = string(d.Owner)
-	}
-	res, err := db.w.ExecContext(ctx, `UPDATE audit SET time = ?, session = ?, owner = ?, owner_text = ?, kind = ?,
-		payload = ?, payload_hash = ?, classes = ?, verdict = ?, rule = ?, request_id = ?, answered_by = ?,
-		surface = ?, reason = ?, sandbox = ?, prev = ?, hash = ? WHERE seq = ?`,
-		at, d.Session, owner, d.OwnerText, string(d.Kind), d.Payload, d.PayloadHash, classes, d.Verdict, d.Rule,
-		d.RequestID, d.By, d.Surface, d.Reason, d.Sandbox, d.Prev, d.Hash, d.Seq)
-	if err != nil {
-		return err
-	}
-	return oneRow(res)
+	return storetest.RewriteAudit(ctx, sqldb.Std(db.w), d)
 }
 
 func (db tamperDB) DeleteDecision(ctx context.Context, seq int64) error {
 	if err := db.dropTriggers(ctx); err != nil {
 		return err
 	}
-	res, err := db.w.ExecContext(ctx, `DELETE FROM audit WHERE seq = ?`, seq)
-	if err != nil {
-		return err
-	}
-	return oneRow(res)
+	return storetest.DeleteAudit(ctx, sqldb.Std(db.w), seq)
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return tamperDB{openTest(t)} })
+	storetest.RunBackend(t, func(t *testing.T) storetest.Backend { return tamperDB{openTest(t)} })
 }
 
 func TestOpenFileModes(t *testing.T) {
@@ -262,7 +238,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 	if err := db.r.QueryRowContext(t.Context(), `SELECT count(*), max(version) FROM schema_version`).Scan(&versions, &latest); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := sqldb.LoadMigrations(migrationFiles, "migrations")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,41 +269,10 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	}
 }
 
-func TestLoadMigrations(t *testing.T) {
-	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
-	for _, tc := range []struct {
-		name string
-		fs   fstest.MapFS
-		want []int // versions, or nil for an error
-	}{
-		{"in order", fstest.MapFS{"m/0002_b.sql": file("b"), "m/0001_a.sql": file("a")}, []int{1, 2}},
-		{"gap", fstest.MapFS{"m/0001_a.sql": file("a"), "m/0003_c.sql": file("c")}, nil},
-		{"repeat", fstest.MapFS{"m/0001_a.sql": file("a"), "m/0001_b.sql": file("b")}, nil},
-		{"starts at 2", fstest.MapFS{"m/0002_a.sql": file("a")}, nil},
-		{"bad name", fstest.MapFS{"m/0001_a.sql": file("a"), "m/2_b.sql": file("b")}, nil},
-		{"none", fstest.MapFS{"m/README": file("")}, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ms, err := loadMigrations(tc.fs, "m")
-			if tc.want == nil {
-				if err == nil {
-					t.Errorf("no error, got %d migrations", len(ms))
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []int
-			for _, m := range ms {
-				got = append(got, m.version)
-			}
-			if len(got) != len(tc.want) || got[0] != tc.want[0] || got[len(got)-1] != tc.want[len(tc.want)-1] {
-				t.Errorf("versions %v, want %v", got, tc.want)
-			}
-		})
-	}
-	if _, err := loadMigrations(migrationFiles, "migrations"); err != nil {
+// TestEmbeddedMigrations: the migrations built in load (the loader's
+// rules are sqldb's, tested there).
+func TestEmbeddedMigrations(t *testing.T) {
+	if _, err := sqldb.LoadMigrations(migrationFiles, "migrations"); err != nil {
 		t.Errorf("embedded migrations: %v", err)
 	}
 }
@@ -342,9 +287,9 @@ func TestMigrateStepByStep(t *testing.T) {
 	}
 	defer w.Close()
 	w.SetMaxOpenConns(1)
-	v1 := migration{1, "a", `CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);`}
-	v2 := migration{2, "b", `ALTER TABLE a ADD COLUMN y TEXT; CREATE TABLE b (z INTEGER);`}
-	bad := migration{3, "bad", `CREATE TABLE c (z INTEGER); INSERT INTO nowhere VALUES (1);`}
+	v1 := sqldb.Migration{Version: 1, Name: "a", SQL: `CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);`}
+	v2 := sqldb.Migration{Version: 2, Name: "b", SQL: `ALTER TABLE a ADD COLUMN y TEXT; CREATE TABLE b (z INTEGER);`}
+	bad := sqldb.Migration{Version: 3, Name: "bad", SQL: `CREATE TABLE c (z INTEGER); INSERT INTO nowhere VALUES (1);`}
 
 	version := func() int {
 		t.Helper()
@@ -354,22 +299,22 @@ func TestMigrateStepByStep(t *testing.T) {
 		}
 		return v
 	}
-	if err := migrate(ctx, w, []migration{v1}); err != nil {
+	if err := migrate(ctx, w, []sqldb.Migration{v1}); err != nil {
 		t.Fatal(err)
 	}
 	if v := version(); v != 1 {
 		t.Fatalf("version %d after v1", v)
 	}
-	if err := migrate(ctx, w, []migration{v1, v2}); err != nil {
+	if err := migrate(ctx, w, []sqldb.Migration{v1, v2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := migrate(ctx, w, []migration{v1, v2}); err != nil {
+	if err := migrate(ctx, w, []sqldb.Migration{v1, v2}); err != nil {
 		t.Fatalf("migrating an up-to-date database: %v", err)
 	}
 	if v := version(); v != 2 {
 		t.Fatalf("version %d after v2", v)
 	}
-	if err := migrate(ctx, w, []migration{v1, v2, bad}); err == nil || !strings.Contains(err.Error(), "0003_bad") {
+	if err := migrate(ctx, w, []sqldb.Migration{v1, v2, bad}); err == nil || !strings.Contains(err.Error(), "0003_bad") {
 		t.Errorf("failing migration: %v, want an error naming 0003_bad", err)
 	}
 	if v := version(); v != 2 {
@@ -379,7 +324,7 @@ func TestMigrateStepByStep(t *testing.T) {
 	if err := w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'c'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("the failed migration's table: count %d, %v; want it rolled back", n, err)
 	}
-	if err := migrate(ctx, w, []migration{v1}); !errors.Is(err, ErrSchemaTooNew) {
+	if err := migrate(ctx, w, []sqldb.Migration{v1}); !errors.Is(err, ErrSchemaTooNew) {
 		t.Errorf("binary knowing only v1 on a v2 database: %v, want ErrSchemaTooNew", err)
 	}
 }
@@ -412,10 +357,6 @@ func TestAppendIsVisibleToAnotherHandle(t *testing.T) {
 	}
 }
 
-func TestConversationsConformance(t *testing.T) {
-	storetest.RunConversations(t, func(t *testing.T) store.Conversations { return openClosed(t) })
-}
-
 // TestRebuildKeepsReferencingRows: 0005 rebuilds cron_jobs to widen its
 // kind constraint; the runs that reference the jobs must survive (with
 // foreign keys on, a plain DROP TABLE would cascade into them).
@@ -427,7 +368,7 @@ func TestRebuildKeepsReferencingRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.SetMaxOpenConns(1)
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := sqldb.LoadMigrations(migrationFiles, "migrations")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -263,53 +263,36 @@ var tamperCases = []struct {
 	badSeq  int64
 	checked int
 }{
-	{"payload edited", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		d := log[2]
-		d.Payload = "ls"
-		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
-	}, 3, 2},
-	{"verdict edited and rehashed", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		d := log[2]
+	{"payload edited", rewrite(2, func(d *store.Decision, _ []store.Decision) { d.Payload = "ls" }), 3, 2},
+	{"verdict edited and rehashed", rewrite(2, func(d *store.Decision, _ []store.Decision) {
 		d.Verdict = "allow"
-		d.Hash = store.ChainHash(d)
+		d.Hash = store.ChainHash(*d)
+	}), 4, 3},
+	{"time moved", rewrite(1, func(d *store.Decision, _ []store.Decision) { d.Time = d.Time.Add(-time.Hour) }), 2, 1},
+	{"answering human changed", rewrite(4, func(d *store.Decision, _ []store.Decision) { d.By = "mallory" }), 5, 4},
+	{"owner changed", rewrite(0, func(d *store.Decision, _ []store.Decision) { d.Owner = json.RawMessage(`{"kind":"cron"}`) }), 1, 0},
+	{"owner made unreadable", rewrite(3, func(d *store.Decision, _ []store.Decision) { d.Owner = json.RawMessage(`{"kind":`) }), 4, 3},
+	{"sandbox label changed", rewrite(2, func(d *store.Decision, _ []store.Decision) { d.Sandbox = "off" }), 3, 2},
+	{"prev relinked", rewrite(3, func(d *store.Decision, log []store.Decision) { d.Prev = log[1].Hash }), 4, 3},
+	{"first deleted", deleteSeq(1), 1, 0},
+	{"middle deleted", deleteSeq(3), 3, 2},
+}
+
+// rewrite tampers with the log by rewriting its record i as edit leaves
+// it (edit sees the whole log).
+func rewrite(i int, edit func(d *store.Decision, log []store.Decision)) func(t *testing.T, tm Tamperer, log []store.Decision) {
+	return func(t *testing.T, tm Tamperer, log []store.Decision) {
+		d := log[i]
+		edit(&d, log)
 		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
-	}, 4, 3},
-	{"time moved", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		d := log[1]
-		d.Time = d.Time.Add(-time.Hour)
-		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
-	}, 2, 1},
-	{"answering human changed", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		d := log[4]
-		d.By = "mallory"
-		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
-	}, 5, 4},
-	{"owner changed", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		d := log[0]
-		d.Owner = json.RawMessage(`{"kind":"cron"}`)
-		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
-	}, 1, 0},
-	{"owner made unreadable", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		d := log[3]
-		d.Owner = json.RawMessage(`{"kind":`)
-		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
-	}, 4, 3},
-	{"sandbox label changed", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		d := log[2]
-		d.Sandbox = "off"
-		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
-	}, 3, 2},
-	{"prev relinked", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		d := log[3]
-		d.Prev = log[1].Hash
-		must(t, "RewriteDecision", tm.RewriteDecision(t.Context(), d))
-	}, 4, 3},
-	{"first deleted", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		must(t, "DeleteDecision", tm.DeleteDecision(t.Context(), 1))
-	}, 1, 0},
-	{"middle deleted", func(t *testing.T, tm Tamperer, log []store.Decision) {
-		must(t, "DeleteDecision", tm.DeleteDecision(t.Context(), 3))
-	}, 3, 2},
+	}
+}
+
+// deleteSeq tampers with the log by deleting the record seq.
+func deleteSeq(seq int64) func(t *testing.T, tm Tamperer, log []store.Decision) {
+	return func(t *testing.T, tm Tamperer, _ []store.Decision) {
+		must(t, "DeleteDecision", tm.DeleteDecision(t.Context(), seq))
+	}
 }
 
 // tamperTests are tamperCases as tests, one fresh store each; they are

@@ -21,16 +21,10 @@ import (
 //     message could not be sent is posted on the next try).
 func RunChatPosts(t *testing.T, open func(t *testing.T) store.ChatPosts) {
 	t.Helper()
-	fresh := func(t *testing.T) store.ChatPosts { return openFresh(t, open) }
-	for _, tc := range chatPostTests {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, fresh(t)) })
-	}
+	runCases(t, open, chatPostTests)
 }
 
-var chatPostTests = []struct {
-	name string
-	run  func(t *testing.T, s store.ChatPosts)
-}{
+var chatPostTests = []testCase[store.ChatPosts]{
 	{"claim once, set, read, drop", func(t *testing.T, s store.ChatPosts) {
 		ctx := context.Background()
 		p := store.ChatPost{Platform: "telegram", Request: "r1", Chat: "-100", Thread: "7", Posted: base}

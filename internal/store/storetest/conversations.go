@@ -10,13 +10,11 @@ import (
 )
 
 // RunConversations runs the conversation suite; open returns a new,
-// empty store for each subtest and Run closes it.
+// empty store for each subtest; if it is an io.Closer, RunConversations
+// closes it when the subtest ends.
 func RunConversations(t *testing.T, open func(t *testing.T) store.Conversations) {
 	t.Helper()
-	tests := []struct {
-		name string
-		run  func(t *testing.T, s store.Conversations)
-	}{
+	runCases(t, open, []testCase[store.Conversations]{
 		{"append and read in order", func(t *testing.T, s store.Conversations) {
 			ctx := t.Context()
 			a := []llm.Message{
@@ -54,10 +52,7 @@ func RunConversations(t *testing.T, open func(t *testing.T) store.Conversations)
 				t.Fatal("empty conversation id accepted")
 			}
 		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t)) })
-	}
+	})
 }
 
 // raws encodes msgs as the agent stores them.

@@ -24,10 +24,7 @@ import (
 //   - a revocation keeps its first time.
 func RunCredentials(t *testing.T, open func(t *testing.T) store.Credentials) {
 	t.Helper()
-	fresh := func(t *testing.T) store.Credentials { return openFresh(t, open) }
-	for _, tc := range credentialTests {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, fresh(t)) })
-	}
+	runCases(t, open, credentialTests)
 }
 
 func hashOf(secret string) string {
@@ -40,10 +37,7 @@ func link(id, secret string, ttl time.Duration) store.Credential {
 		Created: base, Expires: base.Add(ttl)}
 }
 
-var credentialTests = []struct {
-	name string
-	run  func(t *testing.T, s store.Credentials)
-}{
+var credentialTests = []testCase[store.Credentials]{
 	{"round trip by hash and kind", func(t *testing.T, s store.Credentials) {
 		ctx := context.Background()
 		c := store.Credential{ID: "t1", Kind: store.APIToken, Hash: hashOf("secret-1"), Name: "ci", Scopes: []string{"read", "approve"},

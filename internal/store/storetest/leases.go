@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +17,15 @@ const (
 	longLease  = time.Hour
 )
 
+// claimLeased claims the next ready task for run, held by holder for
+// lease (none without one), and fails t if it cannot.
+func claimLeased(t *testing.T, s store.BoardStore, run, holder string, lease time.Duration) store.TaskRun {
+	t.Helper()
+	_, r, err := s.ClaimTask(t.Context(), store.TaskClaim{Run: run, At: base, Holder: holder, Lease: lease})
+	must(t, "claim "+run, err)
+	return r
+}
+
 // leaseTests pin down task claims with leases: a claim carries its
 // holder and lease; only the holder renews it; an expired lease is
 // reclaimed (the run fails, the task goes back to ready, or to blocked
@@ -28,8 +36,7 @@ var leaseTests = []boardTest{
 	{"a claim carries its holder and lease", func(t *testing.T, s store.BoardStore) {
 		addTask(t, s, boardTask("a"))
 		before := time.Now()
-		_, r, err := s.ClaimTask(t.Context(), store.TaskClaim{Run: "r1", At: base, Holder: "host-1", Lease: longLease})
-		must(t, "claim", err)
+		r := claimLeased(t, s, "r1", "host-1", longLease)
 		if r.Holder != "host-1" || r.LeaseExpires.Before(before.Add(longLease-time.Minute)) {
 			t.Errorf("claimed run: holder %q lease %v, want host-1 and about an hour from now", r.Holder, r.LeaseExpires)
 		}
@@ -39,16 +46,14 @@ var leaseTests = []boardTest{
 			t.Errorf("read back: holder %q lease %v, want %q %v", got.Holder, got.LeaseExpires, r.Holder, r.LeaseExpires)
 		}
 		addTask(t, s, boardTask("b"))
-		_, r2, err := s.ClaimTask(t.Context(), store.TaskClaim{Run: "r2", At: base})
-		must(t, "claim without lease", err)
+		r2 := claimLeased(t, s, "r2", "", 0)
 		if !r2.LeaseExpires.IsZero() || r2.Holder != "" {
 			t.Errorf("a claim without a lease: %+v", r2)
 		}
 	}},
 	{"only the holder renews", func(t *testing.T, s store.BoardStore) {
 		addTask(t, s, boardTask("a"))
-		_, r, err := s.ClaimTask(t.Context(), store.TaskClaim{Run: "r1", At: base, Holder: "host-1", Lease: expired})
-		must(t, "claim", err)
+		r := claimLeased(t, s, "r1", "host-1", expired)
 		if _, err := s.RenewRun(t.Context(), "r1", "host-2", longLease); !errors.Is(err, store.ErrLeaseLost) {
 			t.Errorf("renewal by another holder: %v, want ErrLeaseLost", err)
 		}
@@ -73,12 +78,9 @@ var leaseTests = []boardTest{
 		addTask(t, s, boardTask("a"))
 		addTask(t, s, boardTask("b"))
 		addTask(t, s, boardTask("c"))
-		_, _, err := s.ClaimTask(ctx, store.TaskClaim{Run: "ra", At: base, Holder: "dead", Lease: expired})
-		must(t, "claim a", err)
-		_, _, err = s.ClaimTask(ctx, store.TaskClaim{Run: "rb", At: base, Holder: "live", Lease: longLease})
-		must(t, "claim b", err)
-		_, _, err = s.ClaimTask(ctx, store.TaskClaim{Run: "rc", At: base})
-		must(t, "claim c", err)
+		claimLeased(t, s, "ra", "dead", expired)
+		claimLeased(t, s, "rb", "live", longLease)
+		claimLeased(t, s, "rc", "", 0)
 		time.Sleep(expireWait)
 		var (
 			mu  sync.Mutex
@@ -117,16 +119,14 @@ var leaseTests = []boardTest{
 			t.Errorf("the dead holder records a step: %v, want ErrTaskRunEnded", err)
 		}
 		// The task is claimed again, by a live claimer.
-		_, r, err := s.ClaimTask(ctx, store.TaskClaim{Run: "ra2", At: base, Holder: "live", Lease: longLease})
-		must(t, "claim again", err)
+		r := claimLeased(t, s, "ra2", "live", longLease)
 		if r.Task != "a" {
 			t.Errorf("claimed %s, want the reclaimed task a", r.Task)
 		}
 	}},
 	{"a reclaimed run counts toward the failure limit", func(t *testing.T, s store.BoardStore) {
 		addTask(t, s, boardTask("a"))
-		_, _, err := s.ClaimTask(t.Context(), store.TaskClaim{Run: "r1", At: base, Holder: "dead", Lease: expired})
-		must(t, "claim", err)
+		claimLeased(t, s, "r1", "dead", expired)
 		time.Sleep(expireWait)
 		ended, err := s.ReclaimRuns(t.Context(), "lease expired", 1, base)
 		must(t, "reclaim", err)
@@ -147,19 +147,7 @@ var leaseTests = []boardTest{
 // keep cron jobs too, since reaping a host ends its cron runs.
 func RunHosts(t *testing.T, open func(t *testing.T) HostStore) {
 	t.Helper()
-	for _, tc := range hostTests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := open(t)
-			if c, ok := s.(io.Closer); ok {
-				t.Cleanup(func() {
-					if err := c.Close(); err != nil {
-						t.Errorf("Close: %v", err)
-					}
-				})
-			}
-			tc.run(t, s)
-		})
-	}
+	runCases(t, open, hostTests)
 }
 
 // HostStore is what RunHosts tests.
@@ -168,10 +156,7 @@ type HostStore interface {
 	store.CronStore
 }
 
-var hostTests = []struct {
-	name string
-	run  func(t *testing.T, s HostStore)
-}{
+var hostTests = []testCase[HostStore]{
 	{"join, renew, list, leave", func(t *testing.T, s HostStore) {
 		ctx := t.Context()
 		h, err := s.JoinHost(ctx, store.HostLease{ID: "h1", Addr: "10.0.0.1:7878"}, longLease)
@@ -297,10 +282,8 @@ func RunFencedRuns(t *testing.T, open func(t *testing.T) FencedStore) {
 		ctx := t.Context()
 		addTask(t, s, boardTask("a"))
 		addTask(t, s, boardTask("b"))
-		_, _, err := s.ClaimTask(ctx, store.TaskClaim{Run: "ra", At: base, Holder: "dead", Lease: expired})
-		must(t, "claim a", err)
-		_, _, err = s.ClaimTask(ctx, store.TaskClaim{Run: "rb", At: base, Holder: "dead", Lease: expired})
-		must(t, "claim b", err)
+		claimLeased(t, s, "ra", "dead", expired)
+		claimLeased(t, s, "rb", "dead", expired)
 		must(t, "record", s.RecordProcess(ctx, leftover("p1", store.KanbanRunKey("ra"))))
 		// A record of another kind of run with the same id holds nothing.
 		must(t, "record", s.RecordProcess(ctx, leftover("p2", store.CronRunKey("rb"))))

@@ -10,11 +10,16 @@ import (
 // RunProcesses runs the process-record suite: records read back as
 // written (times Equal), oldest first, and forgetting one leaves the
 // others; forgetting an unknown id is no error; an id is recorded once;
-// every machine's records are listed (the fence picks its own).
+// every machine's records are listed (the fence picks its own). open
+// returns a new, empty store for each subtest; if it is an io.Closer,
+// RunProcesses closes it when the subtest ends.
 func RunProcesses(t *testing.T, open func(t *testing.T) store.Processes) {
 	t.Helper()
-	t.Run("record, list, forget", func(t *testing.T) {
-		s := open(t)
+	runCases(t, open, processTests)
+}
+
+var processTests = []testCase[store.Processes]{
+	{"record, list, forget", func(t *testing.T, s store.Processes) {
 		ctx := t.Context()
 		at := time.Date(2026, 12, 2, 3, 4, 5, 6, time.UTC)
 		a := store.Process{ID: "a", Spawner: "h1", SpawnerPID: 10, SpawnerStart: 1 << 40, Machine: "m1", Boot: "boot", PID: 11, Start: 12, PGID: 11,
@@ -38,7 +43,7 @@ func RunProcesses(t *testing.T, open func(t *testing.T) store.Processes) {
 		if len(got) != 1 || got[0].ID != "b" {
 			t.Fatalf("after forget: %+v", got)
 		}
-	})
+	}},
 }
 
 func sameProcess(a, b store.Process) bool {

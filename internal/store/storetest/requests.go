@@ -51,6 +51,26 @@ func ids(rs []store.Request) []string {
 	return out
 }
 
+// wantState fails t unless the request id reads back in state want.
+func wantState(t *testing.T, s store.Store, id string, want store.State) {
+	t.Helper()
+	got, err := s.GetRequest(t.Context(), id)
+	must(t, "GetRequest", err)
+	if got.State != want {
+		t.Errorf("request %s is %q, want %q", id, got.State, want)
+	}
+}
+
+// readsBack reads the request want.ID, fails t unless it reads as want,
+// and returns it.
+func readsBack(t *testing.T, s store.Store, what string, want store.Request) store.Request {
+	t.Helper()
+	got, err := s.GetRequest(t.Context(), want.ID)
+	must(t, "GetRequest", err)
+	sameRequest(t, what, got, want)
+	return got
+}
+
 // ended is r as it reads after res.
 func ended(r store.Request, res store.Resolution) store.Request {
 	r.State, r.Scope, r.Grain = res.State, res.Scope, res.Grain
@@ -66,16 +86,12 @@ var requestTests = []test{
 		r.Action = action.NewMCP("files", "confirm_delete", nil, false)
 		r.Elicit = &store.Elicitation{Server: "files", Message: "Delete 3 files?", Schema: json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}}}`)}
 		must(t, "create", s.CreateRequest(ctx, r))
-		got, err := s.GetRequest(ctx, "e1")
-		must(t, "get", err)
-		sameRequest(t, "pending elicitation", got, r)
+		readsBack(t, s, "pending elicitation", r)
 		res := store.Resolution{State: store.Answered, Scope: store.Once, By: "ana", Surface: "web", At: base.Add(time.Second), Content: json.RawMessage(`{"confirm":true}`)}
 		end, err := s.ResolveRequest(ctx, "e1", res)
 		must(t, "resolve", err)
 		sameRequest(t, "accepted elicitation", end, ended(r, res))
-		got, err = s.GetRequest(ctx, "e1")
-		must(t, "get", err)
-		sameRequest(t, "accepted elicitation read back", got, ended(r, res))
+		readsBack(t, s, "accepted elicitation read back", ended(r, res))
 	}},
 	{"content only with answered", func(t *testing.T, s store.Store) {
 		ctx := t.Context()
@@ -84,11 +100,7 @@ var requestTests = []test{
 		if err == nil {
 			t.Fatal("a denial with content was accepted")
 		}
-		got, err := s.GetRequest(ctx, "e2")
-		must(t, "get", err)
-		if got.State != store.Pending {
-			t.Fatalf("state %s after a refused resolution, want pending", got.State)
-		}
+		wantState(t, s, "e2", store.Pending)
 	}},
 	{"a human answer at or after the deadline is refused", func(t *testing.T, s store.Store) {
 		ctx := t.Context()
@@ -110,9 +122,7 @@ var requestTests = []test{
 		r := request("r1", "a", "h1", base.In(elsewhere))
 		r.Action = action.NewMCP("fs", "delete", json.RawMessage(`{"path": "/x"}`), false)
 		must(t, "CreateRequest", s.CreateRequest(ctx, r))
-		got, err := s.GetRequest(ctx, "r1")
-		must(t, "GetRequest", err)
-		sameRequest(t, "GetRequest", got, r)
+		got := readsBack(t, s, "GetRequest", r)
 		if !got.Created.Equal(r.Created) || !got.Deadline.Equal(r.Deadline) {
 			t.Errorf("times: got %v, %v; want %v, %v", got.Created, got.Deadline, r.Created, r.Deadline)
 		}
@@ -121,17 +131,15 @@ var requestTests = []test{
 		ctx := t.Context()
 		r := store.Request{ID: "r1", Session: "a", Created: base, Deadline: base.Add(time.Second)}
 		must(t, "CreateRequest", s.CreateRequest(ctx, r))
-		got, err := s.GetRequest(ctx, "r1")
-		must(t, "GetRequest", err)
 		r.State = store.Pending
-		sameRequest(t, "GetRequest", got, r)
+		got := readsBack(t, s, "GetRequest", r)
 		if got.Classes != nil || got.Owner != nil || got.Analysis != nil {
 			t.Errorf("nil fields came back as %q, %q, %q", got.Classes, got.Owner, got.Analysis)
 		}
 
 		r2 := store.Request{ID: "r2", Session: "a", Classes: []string{}, Created: base, Deadline: base}
 		must(t, "CreateRequest", s.CreateRequest(ctx, r2))
-		got, err = s.GetRequest(ctx, "r2")
+		got, err := s.GetRequest(ctx, "r2")
 		must(t, "GetRequest", err)
 		if got.Classes == nil || len(got.Classes) != 0 {
 			t.Errorf("empty classes came back as %#v", got.Classes)
@@ -145,20 +153,14 @@ var requestTests = []test{
 		if err := s.CreateRequest(ctx, dup); err == nil {
 			t.Fatal("second CreateRequest with the same id: no error")
 		}
-		got, err := s.GetRequest(ctx, "r1")
-		must(t, "GetRequest", err)
-		sameRequest(t, "after the duplicate", got, r)
+		readsBack(t, s, "after the duplicate", r)
 	}},
 	{"create starts pending", func(t *testing.T, s store.Store) {
 		ctx := t.Context()
 		r := request("r1", "a", "h1", base)
 		r.State = ""
 		must(t, "CreateRequest", s.CreateRequest(ctx, r))
-		got, err := s.GetRequest(ctx, "r1")
-		must(t, "GetRequest", err)
-		if got.State != store.Pending {
-			t.Errorf("state %q, want pending", got.State)
-		}
+		wantState(t, s, "r1", store.Pending)
 		r2 := request("r2", "a", "h1", base)
 		r2.State = store.Answered
 		if err := s.CreateRequest(ctx, r2); err == nil {
@@ -222,9 +224,7 @@ var requestTests = []test{
 				if !got.Resolved.Equal(res.At) {
 					t.Errorf("Resolved %v, want %v", got.Resolved, res.At)
 				}
-				read, err := s.GetRequest(ctx, id)
-				must(t, "GetRequest", err)
-				sameRequest(t, "GetRequest after resolve", read, want)
+				readsBack(t, s, "GetRequest after resolve", want)
 
 				late := store.Resolution{State: store.Answered, Scope: store.Once, By: "late", Surface: "web", At: base.Add(time.Hour)}
 				again, err := s.ResolveRequest(ctx, id, late)
@@ -232,9 +232,7 @@ var requestTests = []test{
 					t.Fatalf("second ResolveRequest = %v, want ErrNotPending", err)
 				}
 				sameRequest(t, "row returned with ErrNotPending", again, want)
-				read, err = s.GetRequest(ctx, id)
-				must(t, "GetRequest", err)
-				sameRequest(t, "GetRequest after late answer", read, want)
+				readsBack(t, s, "GetRequest after late answer", want)
 			})
 		}
 	}},
@@ -252,11 +250,7 @@ var requestTests = []test{
 				t.Errorf("ResolveRequest to %q: no error", st)
 			}
 		}
-		got, err := s.GetRequest(ctx, "r1")
-		must(t, "GetRequest", err)
-		if got.State != store.Pending {
-			t.Errorf("state %q after refused resolutions, want pending", got.State)
-		}
+		wantState(t, s, "r1", store.Pending)
 	}},
 	{"resolve with zero time means now", func(t *testing.T, s store.Store) {
 		ctx := t.Context()
@@ -315,9 +309,7 @@ var requestTests = []test{
 				sameRequest(t, fmt.Sprintf("loser %d's row", i), res.r, win)
 			}
 		}
-		read, err := s.GetRequest(ctx, "r1")
-		must(t, "GetRequest", err)
-		sameRequest(t, "stored row", read, win)
+		readsBack(t, s, "stored row", win)
 	}},
 	{"withdraw other hosts' pending requests", func(t *testing.T, s store.Store) {
 		ctx := t.Context()
@@ -346,9 +338,7 @@ var requestTests = []test{
 				t.Errorf("%s: state %q reason %q resolved %v, want withdrawn, %q, %v", id, got.State, got.Reason, got.Resolved, cause.Reason, cause.At)
 			}
 		}
-		got, err := s.GetRequest(ctx, "old-answered")
-		must(t, "GetRequest", err)
-		sameRequest(t, "an ended request is left alone", got, answered)
+		readsBack(t, s, "an ended request is left alone", answered)
 		pending, err := s.PendingRequests(ctx, "")
 		must(t, "PendingRequests", err)
 		same(t, "still pending", ids(pending), []string{"mine"})

@@ -41,10 +41,22 @@ type Tamperer interface {
 	DeleteDecision(ctx context.Context, seq int64) error
 }
 
-// test is one conformance case on a fresh store.
-type test struct {
+// testCase is one conformance case on a fresh store of type S.
+type testCase[S any] struct {
 	name string
-	run  func(t *testing.T, s store.Store)
+	run  func(t *testing.T, s S)
+}
+
+// test is one case of Run's.
+type test = testCase[store.Store]
+
+// runCases runs each case as a subtest, one after another, on a fresh
+// store from open (openFresh: closed when the subtest ends).
+func runCases[S any](t *testing.T, open func(t *testing.T) S, cases []testCase[S]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, openFresh(t, open)) })
+	}
 }
 
 // Run runs the suite. open returns a new, empty store for each subtest;
@@ -52,7 +64,6 @@ type test struct {
 // ends, so open need not. Subtests run one after another.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Helper()
-	fresh := func(t *testing.T) store.Store { return openFresh(t, open) }
 	groups := []struct {
 		name  string
 		tests []test
@@ -63,11 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Audit", slices.Concat(auditTests, tamperTests())},
 	}
 	for _, g := range groups {
-		t.Run(g.name, func(t *testing.T) {
-			for _, tc := range g.tests {
-				t.Run(tc.name, func(t *testing.T) { tc.run(t, fresh(t)) })
-			}
-		})
+		t.Run(g.name, func(t *testing.T) { runCases(t, open, g.tests) })
 	}
 }
 

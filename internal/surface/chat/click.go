@@ -27,14 +27,8 @@ func (c *Core) Click(ctx context.Context, k Click) {
 		c.questionClick(ctx, k, req, a)
 		return
 	}
-	rights := c.access(k.Conv.Chat)
-	if !rights.mayApprove(k.From) {
-		c.refuse(ctx, k.Respond, req, k.From, "not an approver in this chat")
-		return
-	}
-	if req.State != store.Pending {
-		c.private(ctx, k.Respond, lateText(req))
-		c.stale(ctx, k.Respond, req)
+	rights, ok := c.answerable(ctx, k.Respond, k.Conv, k.From, req)
+	if !ok {
 		return
 	}
 	by := c.identity(k.From)
@@ -161,6 +155,23 @@ func (c *Core) answer(ctx context.Context, resp Responder, req store.Request, an
 		}
 		c.private(ctx, resp, answeredText(r))
 	}
+}
+
+// answerable returns u's rights in conv if u may answer req there now:
+// u approves in the chat and req is still pending. If not, u is told
+// why (a refusal is audited) and a late press sees the ended request.
+func (c *Core) answerable(ctx context.Context, resp Responder, conv Conv, u User, req store.Request) (Rights, bool) {
+	rights := c.access(conv.Chat)
+	if !rights.mayApprove(u) {
+		c.refuse(ctx, resp, req, u, "not an approver in this chat")
+		return rights, false
+	}
+	if req.State != store.Pending {
+		c.private(ctx, resp, lateText(req))
+		c.stale(ctx, resp, req)
+		return rights, false
+	}
+	return rights, true
 }
 
 // refuse tells u privately that their answer was not taken, and audits

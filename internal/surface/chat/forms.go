@@ -230,14 +230,7 @@ func (c *Core) Submit(ctx context.Context, s Submission) {
 	if !ok {
 		return
 	}
-	rights := c.access(s.Conv.Chat)
-	if !rights.mayApprove(s.From) {
-		c.refuse(ctx, s.Respond, req, s.From, "not an approver in this chat")
-		return
-	}
-	if req.State != store.Pending {
-		c.private(ctx, s.Respond, lateText(req))
-		c.stale(ctx, s.Respond, req)
+	if _, ok := c.answerable(ctx, s.Respond, s.Conv, s.From, req); !ok {
 		return
 	}
 	by := c.identity(s.From)

@@ -71,26 +71,59 @@ func Link(title, url string) Block { return Block{Kind: BlockLink, Label: title,
 // Say is a message of plain text.
 func Say(s string) Message { return Message{Blocks: []Block{Text(s)}} }
 
-// Plain renders m as plain text: for platforms' fallback texts, logs and
-// tests.
-func (m Message) Plain() string {
+// Markup is how a platform writes each kind of block; each function
+// escapes what it is given for its platform.
+type Markup struct {
+	Title, Text, Code func(text string) string
+	// Field writes a labelled value (value may be empty).
+	Field func(label, value string) string
+	// Link writes a link to url titled label.
+	Link func(label, url string) string
+}
+
+// Render writes m's blocks in k, a line (or more) a block; buttons are
+// the platform's own.
+func (m Message) Render(k Markup) string {
 	var b strings.Builder
 	for i, bl := range m.Blocks {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		switch bl.Kind {
+		case BlockTitle:
+			b.WriteString(k.Title(bl.Text))
+		case BlockCode:
+			b.WriteString(k.Code(bl.Text))
 		case BlockField:
-			b.WriteString(bl.Label + ": " + bl.Text)
+			b.WriteString(k.Field(bl.Label, bl.Text))
 		case BlockLink:
-			if bl.Label != "" {
-				b.WriteString(bl.Label + ": ")
-			}
-			b.WriteString(bl.Text)
+			b.WriteString(k.Link(bl.Label, bl.Text))
 		default:
-			b.WriteString(bl.Text)
+			b.WriteString(k.Text(bl.Text))
 		}
 	}
+	return b.String()
+}
+
+// plain is the Markup of plain text.
+var plain = Markup{
+	Title: same, Text: same, Code: same,
+	Field: func(label, value string) string { return label + ": " + value },
+	Link: func(label, url string) string {
+		if label != "" {
+			return label + ": " + url
+		}
+		return url
+	},
+}
+
+func same(s string) string { return s }
+
+// Plain renders m as plain text: for platforms' fallback texts, logs and
+// tests.
+func (m Message) Plain() string {
+	var b strings.Builder
+	b.WriteString(m.Render(plain))
 	for i, bt := range m.Buttons {
 		if i == 0 {
 			b.WriteString("\n")

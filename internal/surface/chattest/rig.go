@@ -69,6 +69,18 @@ func Target(t testing.TB, h *surfacetest.Host) string {
 	return dir
 }
 
+// Del is a command deleting dir (made by Target) that the gate asks
+// about: the delete is named relative to the workspace commands run in,
+// since an absolute path, or a cd, under the temporary directory would
+// make the delete temporary, and so not worth asking about.
+func Del(dir string) string {
+	return "rm -rf ./" + filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
+}
+
+// Exists reports whether path p exists: whether a command deleting it
+// has not run.
+func Exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
 // RequestID is the request id a posted question names ("request ID").
 func RequestID(t testing.TB, text string) string {
 	t.Helper()

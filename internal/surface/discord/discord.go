@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -70,8 +71,8 @@ type Adapter struct {
 	log  *slog.Logger
 	http *http.Client
 
+	live chat.Live[discordgo.Session]
 	mu   sync.Mutex
-	s    *discordgo.Session
 	self string // the bot's user id
 }
 
@@ -132,25 +133,9 @@ func (a *Adapter) Caps() chat.Caps {
 	return chat.Caps{MaxText: maxContent, ModalFields: 5, PrivateButtons: true}
 }
 
-func (a *Adapter) scrub(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, a.o.Token) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(msg, a.o.Token, "<token>"))
-}
+func (a *Adapter) scrub(err error) error { return chat.Scrub(err, a.o.Token, "<token>") }
 
-func (a *Adapter) session() (*discordgo.Session, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.s == nil {
-		return nil, errors.New("discord: not connected")
-	}
-	return a.s, nil
-}
+func (a *Adapter) session() (*discordgo.Session, error) { return a.live.Get(Name) }
 
 // Connect implements chat.Platform: a gateway connection (HELLO,
 // IDENTIFY, READY, heartbeats) whose MESSAGE_CREATE and
@@ -195,13 +180,9 @@ func (a *Adapter) Connect(ctx context.Context, h chat.Handler) error {
 		}
 		return fmt.Errorf("discord: open gateway: %w", a.scrub(err))
 	}
-	a.mu.Lock()
-	a.s = s
-	a.mu.Unlock()
+	release := a.live.Hold(s)
 	defer func() {
-		a.mu.Lock()
-		a.s = nil
-		a.mu.Unlock()
+		release()
 		_ = s.Close()
 	}()
 	a.log.InfoContext(ctx, "connected", "bot", a.selfID())
@@ -380,33 +361,29 @@ var escaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "~", `\~`, "`
 
 func escape(s string) string { return escaper.Replace(s) }
 
+// markdown is Discord's markup: everything from outside escaped, code
+// in code blocks.
+var markdown = chat.Markup{
+	Title: func(t string) string { return "**" + escape(t) + "**" },
+	Text:  escape,
+	// The core's code text has runs of backticks escaped already; this
+	// keeps any other caller from closing the fence.
+	Code: func(t string) string { return "```\n" + strings.ReplaceAll(t, "```", `\x60\x60\x60`) + "\n```" },
+	Field: func(label, value string) string {
+		if value == "" {
+			return "**" + escape(label) + ":**"
+		}
+		return "**" + escape(label) + ":** " + escape(value)
+	},
+	Link: func(label, url string) string {
+		return escape(label) + ": <" + strings.NewReplacer(">", "%3E", " ", "%20").Replace(url) + ">"
+	},
+}
+
 // render is m as message content (markdown, everything from outside
 // escaped, code in code blocks), within Discord's 2000 characters.
 func render(m chat.Message) string {
-	var b strings.Builder
-	for i, bl := range m.Blocks {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		switch bl.Kind {
-		case chat.BlockTitle:
-			b.WriteString("**" + escape(bl.Text) + "**")
-		case chat.BlockCode:
-			// The core's code text has runs of backticks escaped already;
-			// this keeps any other caller from closing the fence.
-			b.WriteString("```\n" + strings.ReplaceAll(bl.Text, "```", `\x60\x60\x60`) + "\n```")
-		case chat.BlockField:
-			b.WriteString("**" + escape(bl.Label) + ":**")
-			if bl.Text != "" {
-				b.WriteString(" " + escape(bl.Text))
-			}
-		case chat.BlockLink:
-			b.WriteString(escape(bl.Label) + ": <" + strings.NewReplacer(">", "%3E", " ", "%20").Replace(bl.Text) + ">")
-		default:
-			b.WriteString(escape(bl.Text))
-		}
-	}
-	s := b.String()
+	s := m.Render(markdown)
 	if utf8.RuneCountInString(s) > maxContent {
 		s = clip(escape(m.Plain()), maxContent-10)
 	}
@@ -455,20 +432,15 @@ type responder struct {
 	ephemeral bool
 	modal     bool
 
-	mu        sync.Mutex
-	responded bool
+	responded atomic.Bool // the first response is sent
 }
 
 // respond sends the interaction's response, or reports false if one was
 // sent already.
 func (r *responder) respond(ctx context.Context, resp *discordgo.InteractionResponse) (bool, error) {
-	r.mu.Lock()
-	if r.responded {
-		r.mu.Unlock()
+	if !r.responded.CompareAndSwap(false, true) {
 		return false, nil
 	}
-	r.responded = true
-	r.mu.Unlock()
 	s, err := r.a.session()
 	if err != nil {
 		return true, err

@@ -3,8 +3,6 @@ package discord_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,10 +53,6 @@ func newRig(t testing.TB) *rig {
 	return &rig{t: t, dc: dc, host: h, core: core}
 }
 
-func target(t testing.TB, h *surfacetest.Host) string { return chattest.Target(t, h) }
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 func button(t testing.TB, m discordtest.Message, label string) string {
 	t.Helper()
 	for _, b := range m.Buttons {
@@ -77,6 +71,32 @@ func (r *rig) waitEdited(id, sub string) discordtest.Message {
 		m, ok := s.Get(id)
 		got = m
 		return ok && m.Edits > 0 && strings.Contains(m.Content, sub)
+	})
+	return got
+}
+
+// askDelete has alice ask in the channel to delete a new target
+// directory; it returns the directory and the approval message.
+func (r *rig) askDelete() (string, discordtest.Message) {
+	r.t.Helper()
+	dir := chattest.Target(r.t, r.host)
+	r.dc.Say(channel, false, alice, "!"+chattest.Del(dir), false)
+	return dir, r.dc.WaitMessage(channel, "Approval needed", wait)
+}
+
+// waitEphemeral waits for what: an ephemeral message in the channel
+// containing sub.
+func (r *rig) waitEphemeral(what, sub string) discordtest.Message {
+	r.t.Helper()
+	var got discordtest.Message
+	r.dc.Wait(what, wait, func(s *discordtest.Server) bool {
+		for _, x := range s.Messages(channel) {
+			if x.Ephemeral && strings.Contains(x.Content, sub) {
+				got = x
+				return true
+			}
+		}
+		return false
 	})
 	return got
 }
@@ -103,10 +123,8 @@ func TestApprove(t *testing.T) {
 	if _, intents := r.dc.Identified(); intents&int(discord.Intents) != int(discord.Intents) {
 		t.Fatalf("identify intents %b, want %b", intents, discord.Intents)
 	}
-	dir := target(t, r.host)
-	r.dc.Say(channel, false, alice, "!"+del(dir), false)
-	m := r.dc.WaitMessage(channel, "Approval needed", wait)
-	if !strings.Contains(m.Content, "```\n"+del(dir)+"\n```") || !noPings(m) {
+	dir, m := r.askDelete()
+	if !strings.Contains(m.Content, "```\n"+chattest.Del(dir)+"\n```") || !noPings(m) {
 		t.Fatalf("approval message: %q mentions %s", m.Content, m.Mentions)
 	}
 	resp := r.dc.WaitResponse(r.dc.Click(mallory, m.ID, button(t, m, "Approve once")), wait)
@@ -127,7 +145,7 @@ func TestApprove(t *testing.T) {
 		t.Fatalf("buttons left: %v", got.Buttons)
 	}
 	r.dc.WaitMessage(channel, "Ran \\(exit 0\\)", wait)
-	if exists(dir) {
+	if chattest.Exists(dir) {
 		t.Fatal("the approved command did not run")
 	}
 }
@@ -136,9 +154,7 @@ func TestApprove(t *testing.T) {
 // with the reason and updates the message.
 func TestReasonModal(t *testing.T) {
 	r := newRig(t)
-	dir := target(t, r.host)
-	r.dc.Say(channel, false, alice, "!"+del(dir), false)
-	m := r.dc.WaitMessage(channel, "Approval needed", wait)
+	dir, m := r.askDelete()
 	if resp := r.dc.WaitResponse(r.dc.Click(alice, m.ID, button(t, m, "Deny with reason…")), wait); resp.Type != 9 {
 		t.Fatalf("want a modal, got %d %s", resp.Type, resp.Data)
 	}
@@ -149,7 +165,7 @@ func TestReasonModal(t *testing.T) {
 	}
 	r.waitEdited(m.ID, "Denied by discord:930000000000000001 \\(alice\\) on discord: ask ops first")
 	r.dc.WaitMessage(channel, "Not run", wait)
-	if !exists(dir) {
+	if !chattest.Exists(dir) {
 		t.Fatal("the denied command ran")
 	}
 }
@@ -186,16 +202,7 @@ func TestFormPages(t *testing.T) {
 	if text := ephemeral(t, resp); !strings.Contains(text, "at most 3") {
 		t.Fatalf("refused value: %q", text)
 	}
-	var retry discordtest.Message
-	r.dc.Wait("the retry message", wait, func(s *discordtest.Server) bool {
-		for _, x := range s.Messages(channel) {
-			if x.Ephemeral && strings.Contains(x.Content, "at most 3") {
-				retry = x
-				return true
-			}
-		}
-		return false
-	})
+	retry := r.waitEphemeral("the retry message", "at most 3")
 	r.dc.WaitResponse(r.dc.Click(alice, retry.ID, button(t, retry, "Fill in again")), wait)
 	again := r.dc.Modals()[1]
 	if again.Inputs[0].Value != "hello" || again.Inputs[1].Value != "7" {
@@ -205,16 +212,7 @@ func TestFormPages(t *testing.T) {
 	if text := ephemeral(t, resp); !strings.Contains(text, "Saved page 1 of 2") {
 		t.Fatalf("page 1 saved: %q", text)
 	}
-	var cont discordtest.Message
-	r.dc.Wait("the continue message", wait, func(s *discordtest.Server) bool {
-		for _, x := range s.Messages(channel) {
-			if x.Ephemeral && strings.Contains(x.Content, "Saved page 1 of 2") {
-				cont = x
-				return true
-			}
-		}
-		return false
-	})
+	cont := r.waitEphemeral("the continue message", "Saved page 1 of 2")
 	r.dc.WaitResponse(r.dc.Click(alice, cont.ID, button(t, cont, "Continue")), wait)
 	p2 := r.dc.Modals()[2]
 	if len(p2.Inputs) != 2 || p2.Inputs[0].Placeholder != "yes or no" {
@@ -235,14 +233,4 @@ func noPings(m discordtest.Message) bool {
 		Roles []string  `json:"roles"`
 	}
 	return json.Unmarshal(m.Mentions, &am) == nil && am.Parse != nil && len(*am.Parse) == 0 && len(am.Users) == 0 && len(am.Roles) == 0
-}
-
-// del is a command deleting dir that the gate asks about: a recursive
-// delete named relative to its parent (a delete of an absolute path
-// under the temporary directory is not dangerous).
-// del deletes dir (made by target) relative to the workspace commands
-// run in: an absolute path, or a cd, under the temporary directory would
-// make the delete temporary, and so not worth asking about.
-func del(dir string) string {
-	return "rm -rf ./" + filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
 }

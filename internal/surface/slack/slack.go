@@ -64,8 +64,8 @@ type Adapter struct {
 	o   Options
 	log *slog.Logger
 
+	api     chat.Live[slack.Client]
 	mu      sync.Mutex
-	api     *slack.Client
 	self    string          // the bot's user id
 	threads map[string]bool // "CHANNEL:THREAD" the bot takes part in
 }
@@ -100,26 +100,11 @@ func (a *Adapter) Caps() chat.Caps {
 	return chat.Caps{MaxText: maxText, ModalFields: 40, TypedInputs: true, PrivateButtons: true}
 }
 
-func (a *Adapter) client() (*slack.Client, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.api == nil {
-		return nil, errors.New("slack: not connected")
-	}
-	return a.api, nil
-}
+func (a *Adapter) client() (*slack.Client, error) { return a.api.Get(Name) }
 
 // scrub removes the tokens from an error.
 func (a *Adapter) scrub(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	out := strings.NewReplacer(a.o.BotToken, "<bot token>", a.o.AppToken, "<app token>").Replace(msg)
-	if out == msg {
-		return err
-	}
-	return errors.New(out)
+	return chat.Scrub(err, a.o.BotToken, "<bot token>", a.o.AppToken, "<app token>")
 }
 
 // Connect implements chat.Platform: auth.test, then a Socket Mode
@@ -134,13 +119,9 @@ func (a *Adapter) Connect(ctx context.Context, h chat.Handler) error {
 		return fmt.Errorf("slack: auth.test: %w", a.scrub(err))
 	}
 	a.mu.Lock()
-	a.api, a.self = api, auth.UserID
+	a.self = auth.UserID
 	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		a.api = nil
-		a.mu.Unlock()
-	}()
+	defer a.api.Hold(api)()
 	sm := socketmode.New(api)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -3,8 +3,6 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,10 +54,6 @@ func newRig(t testing.TB) *rig {
 	return &rig{t: t, sl: sl, host: h, core: core}
 }
 
-func target(t testing.TB, h *surfacetest.Host) string { return chattest.Target(t, h) }
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 func buttonID(t testing.TB, m slacktest.Message, label string) string {
 	t.Helper()
 	for _, a := range m.Actions {
@@ -103,11 +97,11 @@ func (r *rig) approvalIn(thread string) slacktest.Message {
 // in the thread) never answers the other's.
 func TestThreadsApart(t *testing.T) {
 	r := newRig(t)
-	dirA, dirB := target(t, r.host), target(t, r.host)
-	threadA := r.sl.Say(channel, "", alice, mention+"!"+del(dirA))
-	threadB := r.sl.Say(channel, "", alice, mention+"!"+del(dirB))
+	dirA, dirB := chattest.Target(t, r.host), chattest.Target(t, r.host)
+	threadA := r.sl.Say(channel, "", alice, mention+"!"+chattest.Del(dirA))
+	threadB := r.sl.Say(channel, "", alice, mention+"!"+chattest.Del(dirB))
 	mA, mB := r.approvalIn(threadA), r.approvalIn(threadB)
-	if !strings.Contains(mA.Text, del(dirA)) || strings.Contains(mA.Text, del(dirB)) || !strings.Contains(mB.Text, del(dirB)) || strings.Contains(mB.Text, del(dirA)) {
+	if !strings.Contains(mA.Text, chattest.Del(dirA)) || strings.Contains(mA.Text, chattest.Del(dirB)) || !strings.Contains(mB.Text, chattest.Del(dirB)) || strings.Contains(mB.Text, chattest.Del(dirA)) {
 		t.Fatalf("approvals crossed threads:\nA: %q\nB: %q", mA.Text, mB.Text)
 	}
 	for _, m := range r.sl.Messages(channel) {
@@ -118,8 +112,8 @@ func TestThreadsApart(t *testing.T) {
 	ack := r.sl.Click(alice, channel, mA.TS, buttonID(t, mA, "Approve once"))
 	r.sl.WaitAck(ack, wait)
 	r.waitEdited(mA.TS, "Approved once by slack:UALICE (alice)")
-	r.sl.Wait("A ran", wait, func(*slacktest.Server) bool { return !exists(dirA) })
-	if !exists(dirB) {
+	r.sl.Wait("A ran", wait, func(*slacktest.Server) bool { return !chattest.Exists(dirA) })
+	if !chattest.Exists(dirB) {
 		t.Fatal("approving thread A ran thread B's command")
 	}
 	reqs, _ := r.host.Pending(context.Background(), "slack:"+channel+":"+threadB)
@@ -138,7 +132,7 @@ func TestThreadsApart(t *testing.T) {
 	})
 	r.sl.Say(channel, threadB, alice, mention+"/deny not this one")
 	r.waitEdited(mB.TS, "Denied by slack:UALICE on slack: not this one")
-	if !exists(dirB) {
+	if !chattest.Exists(dirB) {
 		t.Fatal("the denied command ran")
 	}
 }
@@ -148,8 +142,8 @@ func TestThreadsApart(t *testing.T) {
 // whose submission denies with the reason.
 func TestReasonModalAndRefusal(t *testing.T) {
 	r := newRig(t)
-	dir := target(t, r.host)
-	thread := r.sl.Say(channel, "", alice, mention+"!"+del(dir))
+	dir := chattest.Target(t, r.host)
+	thread := r.sl.Say(channel, "", alice, mention+"!"+chattest.Del(dir))
 	m := r.approvalIn(thread)
 	r.sl.WaitAck(r.sl.Click(mallory, channel, m.TS, buttonID(t, m, "Approve once")), wait)
 	r.sl.WaitEphemeral(mallory.ID, "You cannot answer request", wait)
@@ -178,7 +172,7 @@ func TestReasonModalAndRefusal(t *testing.T) {
 		t.Fatalf("submission ack: %s", ack)
 	}
 	r.waitEdited(m.TS, "Denied by slack:UALICE (alice) on slack: use the archive job")
-	if !exists(dir) {
+	if !chattest.Exists(dir) {
 		t.Fatal("the denied command ran")
 	}
 	if got, _ := r.host.Request(context.Background(), requestID(t, m)); got.Reason != "use the archive job" {
@@ -247,14 +241,4 @@ func TestFormModal(t *testing.T) {
 	if req.State != store.Answered || string(req.Content) != `{"color":"blue","count":4,"ok":true}` {
 		t.Fatalf("answer: %+v %s", req, req.Content)
 	}
-}
-
-// del is a command deleting dir that the gate asks about: a recursive
-// delete named relative to its parent (a delete of an absolute path
-// under the temporary directory is not dangerous).
-// del deletes dir (made by target) relative to the workspace commands
-// run in: an absolute path, or a cd, under the temporary directory would
-// make the delete temporary, and so not worth asking about.
-func del(dir string) string {
-	return "rm -rf ./" + filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
 }

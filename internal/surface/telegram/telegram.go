@@ -24,7 +24,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -68,8 +68,7 @@ type Adapter struct {
 	o   Options
 	log *slog.Logger
 
-	mu  sync.Mutex
-	bot *tgbotapi.BotAPI // the connected bot; nil while disconnected
+	bot chat.Live[tgbotapi.BotAPI] // the connected bot
 }
 
 var _ chat.Platform = (*Adapter)(nil)
@@ -119,26 +118,16 @@ type ctxClient struct {
 func (c ctxClient) Do(r *http.Request) (*http.Response, error) { return c.c.Do(r.WithContext(c.ctx)) }
 
 // scrub removes the token from an error: the library's URLs hold it.
-func (a *Adapter) scrub(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, a.o.Token) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(msg, a.o.Token, "<token>"))
-}
+func (a *Adapter) scrub(err error) error { return chat.Scrub(err, a.o.Token, "<token>") }
 
 // with returns the connected bot bound to ctx, or an error while
 // disconnected.
 func (a *Adapter) with(ctx context.Context) (*tgbotapi.BotAPI, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.bot == nil {
-		return nil, errors.New("telegram: not connected")
+	bot, err := a.bot.Get(Name)
+	if err != nil {
+		return nil, err
 	}
-	b := *a.bot
+	b := *bot
 	b.Client = ctxClient{ctx, a.o.HTTP}
 	return &b, nil
 }
@@ -166,14 +155,7 @@ func (a *Adapter) Connect(ctx context.Context, h chat.Handler) error {
 		}
 		return fmt.Errorf("telegram: connect: %w", a.scrub(err))
 	}
-	a.mu.Lock()
-	a.bot = bot
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		a.bot = nil
-		a.mu.Unlock()
-	}()
+	defer a.bot.Hold(bot)()
 	a.log.InfoContext(ctx, "connected", "bot", bot.Self.UserName)
 	h.Connected(ctx)
 	offset := 0
@@ -387,31 +369,26 @@ func params(conv chat.Conv, m chat.Message) (tgbotapi.Params, error) {
 	return p, nil
 }
 
+// markup is Telegram's HTML: the only tags are these.
+var markup = chat.Markup{
+	Title: func(t string) string { return "<b>" + html.EscapeString(t) + "</b>" },
+	Text:  html.EscapeString,
+	Code:  func(t string) string { return "<pre>" + html.EscapeString(t) + "</pre>" },
+	Field: func(label, value string) string {
+		if value == "" {
+			return "<b>" + html.EscapeString(label) + ":</b>"
+		}
+		return "<b>" + html.EscapeString(label) + ":</b> " + html.EscapeString(value)
+	},
+	Link: func(label, url string) string {
+		return `<a href="` + html.EscapeString(url) + `">` + html.EscapeString(label) + "</a>"
+	},
+}
+
 // render is m as Telegram HTML. Everything from requests, users and
 // models is escaped; only the tags written here are markup.
 func render(m chat.Message) string {
-	var b strings.Builder
-	for i, bl := range m.Blocks {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		switch bl.Kind {
-		case chat.BlockTitle:
-			b.WriteString("<b>" + html.EscapeString(bl.Text) + "</b>")
-		case chat.BlockCode:
-			b.WriteString("<pre>" + html.EscapeString(bl.Text) + "</pre>")
-		case chat.BlockField:
-			b.WriteString("<b>" + html.EscapeString(bl.Label) + ":</b>")
-			if bl.Text != "" {
-				b.WriteString(" " + html.EscapeString(bl.Text))
-			}
-		case chat.BlockLink:
-			b.WriteString(`<a href="` + html.EscapeString(bl.Text) + `">` + html.EscapeString(bl.Label) + "</a>")
-		default:
-			b.WriteString(html.EscapeString(bl.Text))
-		}
-	}
-	s := b.String()
+	s := m.Render(markup)
 	if len(s) > maxText {
 		// Cut outside any tag: fall back to the plain rendering, clipped.
 		s = html.EscapeString(clip(m.Plain(), maxText-200))
@@ -440,18 +417,13 @@ type responder struct {
 	conv    chat.Conv
 	message int
 
-	mu       sync.Mutex
-	answered bool
+	answered atomic.Bool // the query is answered
 }
 
 func (r *responder) answer(ctx context.Context, text string, alert bool) (bool, error) {
-	r.mu.Lock()
-	if r.answered {
-		r.mu.Unlock()
+	if !r.answered.CompareAndSwap(false, true) {
 		return false, nil
 	}
-	r.answered = true
-	r.mu.Unlock()
 	p := tgbotapi.Params{"callback_query_id": r.query}
 	p.AddNonEmpty("text", clip(text, 190))
 	p.AddBool("show_alert", alert)

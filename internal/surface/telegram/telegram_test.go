@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"html"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,11 +78,6 @@ func newRig(t testing.TB, ro rigOptions) *rig {
 	return r
 }
 
-// target is a directory a dangerous command deletes.
-func target(t testing.TB, h *surfacetest.Host) string { return chattest.Target(t, h) }
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 // button finds a button of m by label.
 func button(t testing.TB, m telegramtest.Message, label string) string {
 	t.Helper()
@@ -118,6 +111,15 @@ func (r *rig) waitEdited(id int, sub string) telegramtest.Message {
 	return got
 }
 
+// askDelete has alice ask in the group to delete a new target
+// directory; it returns the directory and the approval message.
+func (r *rig) askDelete() (string, telegramtest.Message) {
+	r.t.Helper()
+	dir := chattest.Target(r.t, r.host)
+	r.tg.Say(group, 0, alice, "!"+chattest.Del(dir))
+	return dir, r.tg.WaitMessage(group, "Approval needed", wait)
+}
+
 func (r *rig) answer(q string) telegramtest.CallbackAnswer {
 	r.t.Helper()
 	var got telegramtest.CallbackAnswer
@@ -138,10 +140,8 @@ func (r *rig) answer(q string) telegramtest.CallbackAnswer {
 // message is edited to say who approved, with no button left.
 func TestApproveOnce(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	dir := target(t, r.host)
-	r.tg.Say(group, 0, alice, "!"+del(dir))
-	m := r.tg.WaitMessage(group, "Approval needed", wait)
-	if !strings.Contains(m.Text, "<pre>"+html.EscapeString(del(dir))+"</pre>") || !strings.Contains(m.Text, "delete.recursive") || !strings.Contains(m.Text, "gateway:telegram/-1001/42") {
+	dir, m := r.askDelete()
+	if !strings.Contains(m.Text, "<pre>"+html.EscapeString(chattest.Del(dir))+"</pre>") || !strings.Contains(m.Text, "delete.recursive") || !strings.Contains(m.Text, "gateway:telegram/-1001/42") {
 		t.Fatalf("approval message: %q", m.Text)
 	}
 	var labels []string
@@ -162,7 +162,7 @@ func TestApproveOnce(t *testing.T) {
 	}
 	r.answer(q)
 	r.tg.WaitMessage(group, "Ran (exit 0)", wait)
-	if exists(dir) {
+	if chattest.Exists(dir) {
 		t.Fatal("the approved command did not run")
 	}
 	got, _ := r.host.Request(context.Background(), req.ID)
@@ -177,9 +177,7 @@ func TestApproveOnce(t *testing.T) {
 // command's result.
 func TestRefusedAndAudited(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	dir := target(t, r.host)
-	r.tg.Say(group, 0, alice, "!"+del(dir))
-	m := r.tg.WaitMessage(group, "Approval needed", wait)
+	dir, m := r.askDelete()
 	req := r.requestOf(m)
 
 	for _, u := range []telegramtest.User{mallory, robot} {
@@ -222,15 +220,15 @@ func TestRefusedAndAudited(t *testing.T) {
 		ds, _ := r.host.DB.Decisions(context.Background(), store.AuditFilter{Verdict: audit.VerdictRefused})
 		return len(ds) == 4
 	})
-	if exists(dir) == false {
+	if chattest.Exists(dir) == false {
 		t.Fatal("a refused press ran the command")
 	}
 
 	r.tg.Say(group, 0, alice, "/deny not on a Friday")
 	r.waitEdited(m.ID, "Denied by telegram:42 (alice) on telegram: not on a Friday")
 	res := r.tg.WaitMessage(group, "Not run", wait)
-	if !strings.Contains(res.Text, "not on a Friday") || !exists(dir) {
-		t.Fatalf("denied command: %q (dir exists: %v)", res.Text, exists(dir))
+	if !strings.Contains(res.Text, "not on a Friday") || !chattest.Exists(dir) {
+		t.Fatalf("denied command: %q (dir exists: %v)", res.Text, chattest.Exists(dir))
 	}
 }
 
@@ -239,9 +237,7 @@ func TestRefusedAndAudited(t *testing.T) {
 // message) does nothing and says so.
 func TestStaleButton(t *testing.T) {
 	r := newRig(t, rigOptions{timeout: time.Second})
-	dir := target(t, r.host)
-	r.tg.Say(group, 0, alice, "!"+del(dir))
-	m := r.tg.WaitMessage(group, "Approval needed", wait)
+	dir, m := r.askDelete()
 	data := button(t, m, "Approve once")
 	copyID := r.tg.Duplicate(m.ID) // a second post whose id warden never learnt
 	r.waitEdited(m.ID, "Expired: nobody answered in time")
@@ -251,7 +247,7 @@ func TestStaleButton(t *testing.T) {
 		t.Fatalf("stale press: %+v", a)
 	}
 	r.tg.WaitMessage(group, "Not run", wait)
-	if !exists(dir) {
+	if !chattest.Exists(dir) {
 		t.Fatal("an expired request ran")
 	}
 	// A press on the copy says so too, and edits the copy.
@@ -266,9 +262,7 @@ func TestStaleButton(t *testing.T) {
 // answers it.
 func TestOutage(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	dir := target(t, r.host)
-	r.tg.Say(group, 0, alice, "!"+del(dir))
-	m := r.tg.WaitMessage(group, "Approval needed", wait)
+	_, m := r.askDelete()
 	first := r.requestOf(m)
 	// Down only once the post is recorded: a post the platform took but
 	// whose answer was lost is posted again (see TestStaleButton).
@@ -281,11 +275,11 @@ func TestOutage(t *testing.T) {
 	// A second request while down: made directly, as the owner of the
 	// conversation, since no message can arrive.
 	o := ownerFor(t, r.core, group, "42")
-	dir2 := target(t, r.host)
+	dir2 := chattest.Target(t, r.host)
 	errc := make(chan error, 1)
 	go func() {
 		out := &strings.Builder{}
-		_, err := r.host.Shell(context.Background(), o, del(dir2), out, out)
+		_, err := r.host.Shell(context.Background(), o, chattest.Del(dir2), out, out)
 		errc <- err
 	}()
 	var second store.Request
@@ -323,7 +317,7 @@ func TestOutage(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	if !exists(dir2) {
+	if !chattest.Exists(dir2) {
 		t.Fatal("denied command ran")
 	}
 }
@@ -419,9 +413,7 @@ func TestFormQuestionByQuestion(t *testing.T) {
 // no button left.
 func TestAnsweredElsewhere(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	dir := target(t, r.host)
-	r.tg.Say(group, 0, alice, "!"+del(dir))
-	m := r.tg.WaitMessage(group, "Approval needed", wait)
+	dir, m := r.askDelete()
 	req := r.requestOf(m)
 	if _, err := r.host.Answer(context.Background(), req.ID, surface.Answer{By: surface.Identity{Surface: "web", User: "token:ops"}, Reason: "use the job"}); err != nil {
 		t.Fatal(err)
@@ -430,7 +422,7 @@ func TestAnsweredElsewhere(t *testing.T) {
 	if len(got.Buttons()) != 0 {
 		t.Fatalf("buttons left: %v", got.Buttons())
 	}
-	if !exists(dir) {
+	if !chattest.Exists(dir) {
 		t.Fatal("the denied command ran")
 	}
 }
@@ -460,10 +452,10 @@ func TestYolo(t *testing.T) {
 	if on, _ := r.host.DB.SessionYolo(ctx, "telegram:-1002"); on {
 		t.Fatal("yolo leaked to another chat's session")
 	}
-	dir := target(t, r.host)
-	r.tg.Say(group, 0, alice, "!"+del(dir))
+	dir := chattest.Target(t, r.host)
+	r.tg.Say(group, 0, alice, "!"+chattest.Del(dir))
 	r.tg.WaitMessage(group, "Ran (exit 0)", wait)
-	if exists(dir) {
+	if chattest.Exists(dir) {
 		t.Fatal("the command did not run under yolo")
 	}
 	for _, m := range r.tg.Messages(group) {
@@ -471,14 +463,4 @@ func TestYolo(t *testing.T) {
 			t.Fatalf("asked under yolo: %q", m.Text)
 		}
 	}
-}
-
-// del is a command deleting dir that the gate asks about: a recursive
-// delete named relative to its parent (a delete of an absolute path
-// under the temporary directory is not dangerous).
-// del deletes dir (made by target) relative to the workspace commands
-// run in: an absolute path, or a cd, under the temporary directory would
-// make the delete temporary, and so not worth asking about.
-func del(dir string) string {
-	return "rm -rf ./" + filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
 }

@@ -17,8 +17,7 @@ import (
 // token and a login.
 func TestBoardPage(t *testing.T) {
 	f := newFixture(t, fixtureOptions{board: true})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	ctx := t.Context()
 
 	p := c.get("/board")
@@ -91,8 +90,7 @@ func TestBoardPage(t *testing.T) {
 // TestBoardUnavailable: without a board store the page says so.
 func TestBoardUnavailable(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	if p := c.get("/board"); !strings.Contains(p.body, "not available") {
 		t.Errorf("board without a store: %s", p.body)
 	}

@@ -112,6 +112,65 @@ func loginAndWatch(t *testing.T, ctx context.Context, f *fixture) {
 	)
 }
 
+// browse opens a browser logged in to f's console and watching its
+// events.
+func browse(t *testing.T, f *fixture) context.Context {
+	t.Helper()
+	ctx := newBrowser(t)
+	loginAndWatch(t, ctx, f)
+	return ctx
+}
+
+// askShell runs command in dir in the background as console session
+// key and waits for its request; card is the request's card selector.
+func askShell(t *testing.T, f *fixture, key, command, dir string) (store.Request, string, <-chan shellResult) {
+	t.Helper()
+	pending, done := f.shellAsync(t.Context(), key, command, dir)
+	req := waitRequest(t, pending, done)
+	return req, "#req-" + req.ID, done
+}
+
+// seeShell is askShell, then waits for the request's card to show on
+// the page.
+func seeShell(t *testing.T, ctx context.Context, f *fixture, key, command, dir string) (store.Request, string, <-chan shellResult) {
+	t.Helper()
+	req, card, done := askShell(t, f, key, command, dir)
+	step(t, ctx, "see the request of "+key, chromedp.WaitVisible(chromedp.CSS(card)))
+	return req, card, done
+}
+
+// workdir is a temporary directory holding the directory path (its
+// parts joined): something for a delete to ask about.
+func workdir(t testing.TB, path ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(append([]string{dir}, path...)...), 0o755), "mkdir")
+	return dir
+}
+
+// newSession creates console session key from the sessions page and
+// waits for its composer and live stream.
+func newSession(t *testing.T, ctx context.Context, f *fixture, key string) {
+	t.Helper()
+	step(t, ctx, "create a session",
+		chromedp.Navigate(f.srv.URL+"/sessions"),
+		chromedp.SendKeys(chromedp.CSS(`form.new-session input[name="key"]`), key),
+		chromedp.Click(chromedp.CSS(`form.new-session button`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.composer input[name="line"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#live")),
+	)
+}
+
+// compose sends line from the open session's composer, then does then
+// (waits, mostly), as step what.
+func compose(t *testing.T, ctx context.Context, what, line string, then ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	step(t, ctx, what, append([]chromedp.Action[chromedp.Void]{
+		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), line),
+		chromedp.Click(chromedp.CSS(`form.composer button`)),
+	}, then...)...)
+}
+
 // eval evaluates a JavaScript expression in the page.
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
@@ -145,14 +204,10 @@ func screenshot(t *testing.T, ctx context.Context, name string) string {
 // run the command and exit 0.
 func TestBrowserApprove(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	ctx := newBrowser(t)
-	loginAndWatch(t, ctx, f)
+	ctx := browse(t, f)
 
-	dir := t.TempDir()
-	must(t, os.MkdirAll(filepath.Join(dir, "x", "sub"), 0o755), "mkdir")
-	pending, done := f.shellAsync(t.Context(), "browser-approve", "rm -rf ./x", dir)
-	req := waitRequest(t, pending, done)
-	card := "#req-" + req.ID
+	dir := workdir(t, "x", "sub")
+	_, card, done := askShell(t, f, "browser-approve", "rm -rf ./x", dir)
 
 	step(t, ctx, "see the request appear live",
 		chromedp.WaitVisible(chromedp.CSS(card)),
@@ -188,15 +243,10 @@ func TestBrowserApprove(t *testing.T) {
 // desktop widths).
 func TestBrowserDeny(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	ctx := newBrowser(t)
-	loginAndWatch(t, ctx, f)
+	ctx := browse(t, f)
 
-	dir := t.TempDir()
-	must(t, os.Mkdir(filepath.Join(dir, "x"), 0o755), "mkdir")
-	pending, done := f.shellAsync(t.Context(), "browser-deny", "rm -rf ./x && git push -f origin main", dir)
-	req := waitRequest(t, pending, done)
-	card := "#req-" + req.ID
-	step(t, ctx, "see the request appear live", chromedp.WaitVisible(chromedp.CSS(card)))
+	dir := workdir(t, "x")
+	_, card, done := seeShell(t, ctx, f, "browser-deny", "rm -rf ./x && git push -f origin main", dir)
 
 	screenshot(t, ctx, "pending-desktop.png")
 	step(t, ctx, "phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
@@ -231,12 +281,8 @@ func TestBrowserDeny(t *testing.T) {
 // buttons); a late click through the server still says "nothing pending".
 func TestBrowserStaleCard(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	ctx := newBrowser(t)
-	loginAndWatch(t, ctx, f)
-	pending, done := f.shellAsync(t.Context(), "browser-stale", "rm -rf ./nothing", t.TempDir())
-	req := waitRequest(t, pending, done)
-	card := "#req-" + req.ID
-	step(t, ctx, "see the request", chromedp.WaitVisible(chromedp.CSS(card)))
+	ctx := browse(t, f)
+	req, card, done := seeShell(t, ctx, f, "browser-stale", "rm -rf ./nothing", t.TempDir())
 
 	if _, err := f.broker.Resolve(t.Context(), req.ID, broker.Answer{Approve: false, By: "alice", Surface: "terminal", Reason: "answered elsewhere"}); err != nil {
 		t.Fatal(err)
@@ -260,20 +306,11 @@ func TestBrowserStaleCard(t *testing.T) {
 // pages show the result. Screenshots of each page are saved.
 func TestBrowserComposer(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	ctx := newBrowser(t)
-	loginAndWatch(t, ctx, f)
-	step(t, ctx, "create a session",
-		chromedp.Navigate(f.srv.URL+"/sessions"),
-		chromedp.SendKeys(chromedp.CSS(`form.new-session input[name="key"]`), "phone"),
-		chromedp.Click(chromedp.CSS(`form.new-session button`)),
-		chromedp.WaitVisible(chromedp.CSS(`form.composer input[name="line"]`)),
-		chromedp.WaitVisible(chromedp.CSS("#live")),
-	)
+	ctx := browse(t, f)
+	newSession(t, ctx, f, "phone")
 	// A force kill (of no process): a class where a prefix grant is
 	// offered. (A recursive delete gets none; see TestBrowserBadges.)
-	step(t, ctx, "run a dangerous command",
-		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "!pkill -9 wdnoproc1; true"),
-		chromedp.Click(chromedp.CSS(`form.composer button`)),
+	compose(t, ctx, "run a dangerous command", "!pkill -9 wdnoproc1; true",
 		chromedp.WaitVisible(chromedp.CSS("#queue article.card")),
 		chromedp.WaitVisible(chromedp.CSS("#runs article.run.running")),
 	)
@@ -288,9 +325,7 @@ func TestBrowserComposer(t *testing.T) {
 		t.Errorf("run state %q", got)
 	}
 	// The grant covers the next such kill at once: no question.
-	step(t, ctx, "run again",
-		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "!pkill -9 wdnoproc2; true"),
-		chromedp.Click(chromedp.CSS(`form.composer button`)),
+	compose(t, ctx, "run again", "!pkill -9 wdnoproc2; true",
 		chromedp.WaitVisible(chromedp.CSS(`#runs article.run.done:nth-child(2)`)),
 	)
 	if p, _ := f.broker.Pending(t.Context(), "phone"); len(p) != 0 {
@@ -319,8 +354,7 @@ func TestBrowserComposer(t *testing.T) {
 // accept with the typed content. A screenshot of the card is saved.
 func TestBrowserElicitation(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	ctx := newBrowser(t)
-	loginAndWatch(t, ctx, f)
+	ctx := browse(t, f)
 
 	schema := `{"type":"object","properties":{
 		"count":{"type":"integer","title":"How many files","minimum":1,"maximum":9},
@@ -367,18 +401,9 @@ func TestBrowserElicitation(t *testing.T) {
 func TestBrowserAgentComposer(t *testing.T) {
 	m := newFakeModel(t, terminalModel)
 	f := newFixture(t, fixtureOptions{agent: true, model: m.client()})
-	ctx := newBrowser(t)
-	loginAndWatch(t, ctx, f)
-	step(t, ctx, "create a session",
-		chromedp.Navigate(f.srv.URL+"/sessions"),
-		chromedp.SendKeys(chromedp.CSS(`form.new-session input[name="key"]`), "agent"),
-		chromedp.Click(chromedp.CSS(`form.new-session button`)),
-		chromedp.WaitVisible(chromedp.CSS(`form.composer input[name="line"]`)),
-		chromedp.WaitVisible(chromedp.CSS("#live")),
-	)
-	step(t, ctx, "ask the agent",
-		chromedp.SendKeys(chromedp.CSS(`form.composer input[name="line"]`), "run: rm -rf ./nothing-here"),
-		chromedp.Click(chromedp.CSS(`form.composer button`)),
+	ctx := browse(t, f)
+	newSession(t, ctx, f, "agent")
+	compose(t, ctx, "ask the agent", "run: rm -rf ./nothing-here",
 		chromedp.WaitVisible(chromedp.CSS("#queue article.card")),
 		chromedp.WaitVisible(chromedp.CSS("#runs article.run.agent.running li.pending a")),
 	)
@@ -404,14 +429,9 @@ func TestBrowserAgentComposer(t *testing.T) {
 // stops counting down.
 func TestBrowserBadgeConfirmCountdown(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	ctx := newBrowser(t)
-	loginAndWatch(t, ctx, f)
-	dir := t.TempDir()
-	must(t, os.Mkdir(filepath.Join(dir, "x"), 0o755), "mkdir")
-	pending, done := f.shellAsync(t.Context(), "browser-always", "rm -rf ./x", dir)
-	req := waitRequest(t, pending, done)
-	card := "#req-" + req.ID
-	step(t, ctx, "see the request", chromedp.WaitVisible(chromedp.CSS(card)))
+	ctx := browse(t, f)
+	dir := workdir(t, "x")
+	req, card, done := seeShell(t, ctx, f, "browser-always", "rm -rf ./x", dir)
 	if got := text(t, ctx, card+" .risk"); got != "dangerous" {
 		t.Errorf("badge %q", got)
 	}
@@ -439,10 +459,7 @@ func TestBrowserBadgeConfirmCountdown(t *testing.T) {
 	}
 
 	// A card that ends elsewhere stops its countdown.
-	pending, done = f.shellAsync(t.Context(), "browser-ended", "rm -rf ./nothing", dir)
-	req = waitRequest(t, pending, done)
-	card = "#req-" + req.ID
-	step(t, ctx, "see the second request", chromedp.WaitVisible(chromedp.CSS(card)))
+	req, card, done = seeShell(t, ctx, f, "browser-ended", "rm -rf ./nothing", dir)
 	if _, err := f.broker.Resolve(t.Context(), req.ID, broker.Answer{Approve: false, By: "alice", Surface: "terminal"}); err != nil {
 		t.Fatal(err)
 	}
@@ -459,11 +476,9 @@ func TestBrowserBadgeConfirmCountdown(t *testing.T) {
 // sideways scrolling, every field on screen and labelled.
 func TestBrowserAuditPhone(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	ctx := newBrowser(t)
-	loginAndWatch(t, ctx, f)
+	ctx := browse(t, f)
 	// Records to show: a denial with a long command, and an approval.
-	pending, done := f.shellAsync(t.Context(), "browser-audit", "rm -rf ./a-rather-long-directory-name/with/nested/parts && git push --force origin main", t.TempDir())
-	req := waitRequest(t, pending, done)
+	req, _, done := askShell(t, f, "browser-audit", "rm -rf ./a-rather-long-directory-name/with/nested/parts && git push --force origin main", t.TempDir())
 	if _, err := f.broker.Resolve(t.Context(), req.ID, broker.Answer{Approve: false, By: "alice", Surface: "web", Reason: "not now, and a reason long enough to wrap on a phone screen"}); err != nil {
 		t.Fatal(err)
 	}

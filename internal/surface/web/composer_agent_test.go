@@ -63,9 +63,7 @@ func runsText(c *client, key string) string {
 func TestComposerAgentSafeCommand(t *testing.T) {
 	m := newFakeModel(t, terminalModel)
 	f := newFixture(t, fixtureOptions{agent: true, model: m.client()})
-	c := f.client()
-	c.login()
-	c.follow("/sessions", url.Values{"key": {"talk"}})
+	c := f.inSession("talk")
 	if p := c.get("/sessions/talk").body; !strings.Contains(p, `placeholder="Ask the agent, or !command to run a shell command"`) {
 		t.Errorf("composer placeholder: %s", p)
 	}
@@ -242,9 +240,7 @@ func TestComposerNoModel(t *testing.T) {
 func TestComposerAgentModelDown(t *testing.T) {
 	m := newFakeModel(t, func(int, chatRequest) modelTurn { return modelTurn{Status: http.StatusBadGateway} })
 	f := newFixture(t, fixtureOptions{agent: true, model: m.client()})
-	c := f.client()
-	c.login()
-	c.follow("/sessions", url.Values{"key": {"down"}})
+	c := f.inSession("down")
 	c.bearerPost("/sessions/down/run", url.Values{"line": {"<b>hello</b>"}})
 	eventually(t, "run in error", func() (bool, string) {
 		b := c.get("/sessions/down/runs").body
@@ -260,14 +256,9 @@ func TestComposerAgentModelDown(t *testing.T) {
 func TestCloseWithdrawsAgentRuns(t *testing.T) {
 	m := newFakeModel(t, terminalModel)
 	f := newFixture(t, fixtureOptions{agent: true, model: m.client()})
-	c := f.client()
-	c.login()
-	c.follow("/sessions", url.Values{"key": {"closing"}})
+	c := f.inSession("closing")
 	c.bearerPost("/sessions/closing/run", url.Values{"line": {"run: rm -rf ./nothing"}})
-	id := f.onePending(t, "pending", "closing")
-	f.console.Close()
-	r, err := f.db.GetRequest(t.Context(), id)
-	must(t, err, "get request")
+	r := f.closeWithPending(t, "closing")
 	if r.State != store.Withdrawn {
 		t.Fatalf("request after Close: %s", r.State)
 	}

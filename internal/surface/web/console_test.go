@@ -143,8 +143,7 @@ func TestLoginLink(t *testing.T) {
 	}
 
 	// A session lasts its lifetime, then is logged out.
-	d := f.client()
-	d.login()
+	d := f.loggedIn()
 	if r := d.get("/pending/list"); r.status != http.StatusOK {
 		t.Fatalf("new login: %d", r.status)
 	}
@@ -158,8 +157,7 @@ func TestLoginLink(t *testing.T) {
 // new console on the same store (a restarted host) keeps the login.
 func TestSessionSurvivesRestart(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	again, err := New(Options{Host: f.host, Store: f.db, Credentials: &credential.Service{Store: f.db}})
 	must(t, err, "new console")
 	defer again.Close()
@@ -278,8 +276,7 @@ func TestCSRFRejected(t *testing.T) {
 	pending, done := f.shellAsync(ctx, "csrf", "rm -rf ./x", t.TempDir())
 	req := waitRequest(t, pending, done)
 
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	for name, form := range map[string]url.Values{
 		"missing": {"decision": {"once"}, "csrf": nil},
 		"empty":   {"decision": {"once"}, "csrf": {""}},
@@ -291,8 +288,7 @@ func TestCSRFRejected(t *testing.T) {
 		}
 	}
 	// Another login's token is not this one's.
-	other := f.client()
-	other.login()
+	other := f.loggedIn()
 	if r := c.post("/pending/"+req.ID+"/answer", url.Values{"decision": {"once"}, "csrf": {other.csrf}}); r.status != http.StatusForbidden {
 		t.Errorf("another session's CSRF token: %d, want 403", r.status)
 	}
@@ -308,8 +304,7 @@ func TestCSRFRejected(t *testing.T) {
 
 func TestCrossOriginRejected(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	form := url.Values{"key": {"x-origin"}}
 	for _, h := range [][]string{
 		{"Origin", "http://evil.example"},
@@ -395,13 +390,11 @@ func (c *client) answer(id string, form url.Values) string {
 
 func TestApproveOnce(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	dir := t.TempDir()
-	must(t, os.MkdirAll(filepath.Join(dir, "x", "y"), 0o755), "mkdir")
+	dir := workdir(t, "x", "y")
 	pending, done := f.shellAsync(t.Context(), "approve", "rm -rf ./x", dir)
 	req := waitRequest(t, pending, done)
 
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	msg := c.answer(req.ID, url.Values{"decision": {"once"}})
 	if !strings.HasPrefix(msg, "Approved “rm -rf ./x” once") {
 		t.Errorf("notice %q", msg)
@@ -423,13 +416,11 @@ func TestApproveOnce(t *testing.T) {
 
 func TestDenyWithReason(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	dir := t.TempDir()
-	must(t, os.Mkdir(filepath.Join(dir, "x"), 0o755), "mkdir")
+	dir := workdir(t, "x")
 	pending, done := f.shellAsync(t.Context(), "deny", "rm -rf ./x", dir)
 	req := waitRequest(t, pending, done)
 
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	msg := c.answer(req.ID, url.Values{"decision": {"deny"}, "reason": {"  not on a Friday\x07 "}})
 	if !strings.Contains(msg, "Denied “rm -rf ./x”") || !strings.Contains(msg, "not on a Friday") {
 		t.Errorf("notice %q", msg)
@@ -450,8 +441,7 @@ func TestApproveSessionPrefix(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	pending, done := f.shellAsync(t.Context(), "pfx", "systemctl restart nginx", t.TempDir())
 	req := waitRequest(t, pending, done)
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	if p := c.get("/pending"); !strings.Contains(p.body, `name="pattern" value="systemctl restart"`) {
 		t.Fatalf("the prefix is not prefilled with broker.DefaultPrefix: %s", p.body)
 	}
@@ -496,8 +486,7 @@ func TestApproveSessionPrefix(t *testing.T) {
 // reference system showed expired taps as approved).
 func TestLateAnswer(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	o, err := f.console.webOwner("late")
 	must(t, err, "owner")
 	ask := func(ctx context.Context, cmd string, timeout time.Duration) (store.Request, <-chan store.Request) {
@@ -590,8 +579,7 @@ func TestPendingPageRendersRequest(t *testing.T) {
 	const cmd = "echo '<b>' && rm -rf ./build"
 	pending, done := f.shellAsync(t.Context(), "render", cmd, t.TempDir())
 	req := waitRequest(t, pending, done)
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	body := c.get("/pending").body
 	for _, want := range []string{
 		`id="req-` + req.ID + `"`,
@@ -642,8 +630,7 @@ func TestPendingPrefixAndBadges(t *testing.T) {
 	dir := t.TempDir()
 	pending, done := f.shellAsync(t.Context(), "restart", "systemctl restart nginx", dir)
 	req := waitRequest(t, pending, done)
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	body := c.get("/pending").body
 	for _, want := range []string{`id="req-` + req.ID + `"`, `name="pattern" value="systemctl restart"`, `value="prefix"`, `class="risk dangerous"`} {
 		if !strings.Contains(body, want) {
@@ -707,8 +694,7 @@ func TestHighlight(t *testing.T) {
 
 func TestSessionsComposer(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	const key = "team/a b" // a slash and a space: the key is one escaped path segment
 	page := c.follow("/sessions", url.Values{"key": {key}})
 	if msg := flashOf(page.body); !strings.Contains(msg, "is ready") {
@@ -786,9 +772,7 @@ func TestSessionsComposer(t *testing.T) {
 
 func TestYoloToggle(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	c := f.client()
-	c.login()
-	c.follow("/sessions", url.Values{"key": {"y"}})
+	c := f.inSession("y")
 	msg := flashOf(c.follow("/sessions/y/yolo", url.Values{"on": {"true"}}).body)
 	if on, _ := f.db.SessionYolo(t.Context(), "y"); !on || !strings.Contains(msg, "Yolo is ON") {
 		t.Fatalf("yolo on: %v %q", on, msg)
@@ -804,9 +788,7 @@ func TestYoloToggle(t *testing.T) {
 // typed in the composer keep it until then.
 func TestShellReset(t *testing.T) {
 	f := newFixture(t, fixtureOptions{shell: true})
-	c := f.client()
-	c.login()
-	c.follow("/sessions", url.Values{"key": {"sh"}})
+	c := f.inSession("sh")
 	if p := c.get("/sessions/sh"); !strings.Contains(p.body, "/sessions/sh/shell/reset") {
 		t.Fatal("no Reset shell button")
 	}
@@ -910,8 +892,7 @@ func TestSessionExpires(t *testing.T) {
 	var now atomicTime
 	now.set(time.Now())
 	f := newFixture(t, fixtureOptions{now: now.get})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	if r := c.get("/pending"); r.status != http.StatusOK {
 		t.Fatalf("fresh login: %d", r.status)
 	}
@@ -925,14 +906,9 @@ func TestSessionExpires(t *testing.T) {
 // that waits for an answer, with the cause, and waits for it.
 func TestCloseWithdrawsRuns(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	c := f.client()
-	c.login()
-	c.follow("/sessions", url.Values{"key": {"closing"}})
+	c := f.inSession("closing")
 	c.follow("/sessions/closing/run", url.Values{"line": {"!rm -rf ./nothing"}})
-	id := f.onePending(t, "pending", "closing")
-	f.console.Close()
-	r, err := f.db.GetRequest(t.Context(), id)
-	must(t, err, "get request")
+	r := f.closeWithPending(t, "closing")
 	if r.State != store.Withdrawn || r.Reason != "web console closed" {
 		t.Fatalf("request after Close: %s %q", r.State, r.Reason)
 	}

@@ -28,8 +28,7 @@ var startedRE = regexp.MustCompile(`Started run ([0-9A-Z]{26}) of nightly\.`)
 // is denied under the default cron_mode.
 func TestCronPage(t *testing.T) {
 	f := newFixture(t, fixtureOptions{cron: true})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 
 	p := c.get("/cron")
 	if p.status != http.StatusOK || !strings.Contains(p.body, "No cron jobs.") || !strings.Contains(p.body, "No runs yet.") {
@@ -137,8 +136,7 @@ func TestCronPage(t *testing.T) {
 // progress says the new run was skipped.
 func TestCronRunSkipped(t *testing.T) {
 	f := newFixture(t, fixtureOptions{cron: true})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	dir := f.dir // the steps' workspace: what a step sees of the host's /tmp
 	_, err := f.cron.AddJob(t.Context(), store.CronJob{
 		Name: "nightly", Schedule: "@daily", Enabled: true,
@@ -163,8 +161,7 @@ func TestCronRunSkipped(t *testing.T) {
 // TestCronPageWithoutScheduler: a console without cron says so.
 func TestCronPageWithoutScheduler(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	if p := c.get("/cron"); p.status != http.StatusOK || !strings.Contains(p.body, "Cron is not available on this host.") {
 		t.Fatalf("cron page: %d %s", p.status, p.body)
 	}

@@ -432,8 +432,7 @@ func TestElicitRefusedAnswers(t *testing.T) {
 // unshowable form offers only Decline.
 func TestElicitCardRenders(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	c := f.client()
-	c.login()
+	c := f.loggedIn()
 	schema := `{"type":"object","properties":{
 		"count":{"type":"integer","title":"How <many>","minimum":1,"maximum":9,"description":"files to delete"},
 		"color":{"type":"string","oneOf":[{"const":"r","title":"Red"},{"const":"g","title":"<Green>"}]},

@@ -184,6 +184,34 @@ func (f *fixture) client() *client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
+// loggedIn is a new client logged in to the console.
+func (f *fixture) loggedIn() *client {
+	f.t.Helper()
+	c := f.client()
+	c.login()
+	return c
+}
+
+// inSession is a new client logged in to the console that has created
+// (or opened) console session key.
+func (f *fixture) inSession(key string) *client {
+	f.t.Helper()
+	c := f.loggedIn()
+	c.follow("/sessions", url.Values{"key": {key}})
+	return c
+}
+
+// closeWithPending closes the console while session key has one
+// request pending and returns that request as it stands after.
+func (f *fixture) closeWithPending(t testing.TB, key string) store.Request {
+	t.Helper()
+	id := f.onePending(t, "pending", key)
+	f.console.Close()
+	r, err := f.db.GetRequest(t.Context(), id)
+	must(t, err, "get request")
+	return r
+}
+
 // response is a read response.
 type response struct {
 	status int

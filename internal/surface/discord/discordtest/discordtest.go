@@ -145,27 +145,26 @@ func (s *Server) Close() {
 }
 
 // SetDown makes every call and connection fail while down.
-func (s *Server) SetDown(down bool) {
-	s.mu.Lock()
-	s.down = down
-	if down {
-		for c := range s.conns {
-			_ = c.Close()
-		}
-		s.ready = nil
-	}
-	s.broadcastLocked()
-	s.mu.Unlock()
-}
+func (s *Server) SetDown(down bool) { s.outage(&s.down, down, nil) }
 
 // Revoke makes the token invalid: REST answers 401 and the gateway
 // closes with 4004 Authentication failed.
 func (s *Server) Revoke(revoked bool) {
+	s.outage(&s.revoked, revoked, func(c *websocket.Conn) {
+		_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."), time.Now().Add(time.Second))
+	})
+}
+
+// outage sets an outage switch (down, revoked); turning one on ends
+// every gateway connection, after bye (if not nil) on each.
+func (s *Server) outage(sw *bool, on bool, bye func(*websocket.Conn)) {
 	s.mu.Lock()
-	s.revoked = revoked
-	if revoked {
+	*sw = on
+	if on {
 		for c := range s.conns {
-			_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."), time.Now().Add(time.Second))
+			if bye != nil {
+				bye(c)
+			}
 			_ = c.Close()
 		}
 		s.ready = nil
@@ -476,6 +475,15 @@ func checkContent(p payload) string {
 	return ""
 }
 
+// newMessage validates a new message's content and components and
+// returns its buttons.
+func newMessage(p payload) ([]Button, string) {
+	if e := checkContent(p); e != "" {
+		return nil, e
+	}
+	return buttons(p.Components)
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	// The gateway is at the root of its host, as wss://gateway.discord.gg
 	// is: clients add "/?v=…&encoding=json".
@@ -549,11 +557,7 @@ func (s *Server) createMessage(w http.ResponseWriter, channel string, p payload,
 		apiError(w, http.StatusNotFound, 10003, "Unknown Channel")
 		return
 	}
-	if e := checkContent(p); e != "" {
-		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+e)
-		return
-	}
-	bs, e := buttons(p.Components)
+	bs, e := newMessage(p)
 	if e != "" {
 		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+e)
 		return
@@ -623,11 +627,7 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, raw []byte) {
 	s.mu.Unlock()
 	switch body.Type {
 	case 4:
-		if e := checkContent(p); e != "" {
-			apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+e)
-			return
-		}
-		bs, e := buttons(p.Components)
+		bs, e := newMessage(p)
 		if e != "" {
 			apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+e)
 			return

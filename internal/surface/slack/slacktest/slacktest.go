@@ -143,21 +143,17 @@ func (s *Server) closeConnsLocked() {
 }
 
 // SetDown makes every call and connection fail while down.
-func (s *Server) SetDown(down bool) {
-	s.mu.Lock()
-	s.down = down
-	if down {
-		s.closeConnsLocked()
-	}
-	s.broadcastLocked()
-	s.mu.Unlock()
-}
+func (s *Server) SetDown(down bool) { s.outage(&s.down, down) }
 
 // Revoke makes both tokens invalid (invalid_auth), as after a revocation.
-func (s *Server) Revoke(revoked bool) {
+func (s *Server) Revoke(revoked bool) { s.outage(&s.revoked, revoked) }
+
+// outage sets an outage switch (down, revoked); turning one on drops
+// the live connections.
+func (s *Server) outage(sw *bool, on bool) {
 	s.mu.Lock()
-	s.revoked = revoked
-	if revoked {
+	*sw = on
+	if on {
 		s.closeConnsLocked()
 	}
 	s.broadcastLocked()

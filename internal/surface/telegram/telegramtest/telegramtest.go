@@ -122,10 +122,7 @@ func (s *Server) Close() {
 
 // SetDown makes every call fail (502) while down, as in an outage.
 func (s *Server) SetDown(down bool) {
-	s.mu.Lock()
-	s.down = down
-	s.broadcastLocked()
-	s.mu.Unlock()
+	s.outage(&s.down, down)
 	if down {
 		s.srv.CloseClientConnections()
 	}
@@ -133,9 +130,13 @@ func (s *Server) SetDown(down bool) {
 
 // Revoke makes the token invalid (401 Unauthorized), as when it is
 // revoked at @BotFather.
-func (s *Server) Revoke(revoked bool) {
+func (s *Server) Revoke(revoked bool) { s.outage(&s.revoked, revoked) }
+
+// outage sets an outage switch (down, revoked) and wakes long polls and
+// waiters.
+func (s *Server) outage(sw *bool, on bool) {
 	s.mu.Lock()
-	s.revoked = revoked
+	*sw = on
 	s.broadcastLocked()
 	s.mu.Unlock()
 }
@@ -409,6 +410,15 @@ func (s *Server) parseMarkup(markup string) ([][]Button, string) {
 	return *kb.Inline, ""
 }
 
+// content checks a message's text and keyboard as Telegram parses them
+// and returns the keyboard.
+func (s *Server) content(text, mode, markup string) ([][]Button, string) {
+	if e := checkText(text, mode); e != "" {
+		return nil, e
+	}
+	return s.parseMarkup(markup)
+}
+
 // checkText checks a message text as Telegram parses it.
 func checkText(text, mode string) string {
 	if strings.TrimSpace(text) == "" {
@@ -436,11 +446,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, chatID, thread, text, mode, 
 		fail(w, http.StatusBadRequest, "Bad Request: chat not found")
 		return
 	}
-	if e := checkText(text, mode); e != "" {
-		fail(w, http.StatusBadRequest, e)
-		return
-	}
-	kb, e := s.parseMarkup(markup)
+	kb, e := s.content(text, mode, markup)
 	if e != "" {
 		fail(w, http.StatusBadRequest, e)
 		return
@@ -463,11 +469,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, chatID, thread, text, mode, 
 func (s *Server) editMessageText(w http.ResponseWriter, chatID, msgID, text, mode, markup string) {
 	chat, _ := strconv.ParseInt(chatID, 10, 64)
 	id, _ := strconv.Atoi(msgID)
-	if e := checkText(text, mode); e != "" {
-		fail(w, http.StatusBadRequest, e)
-		return
-	}
-	kb, e := s.parseMarkup(markup)
+	kb, e := s.content(text, mode, markup)
 	if e != "" {
 		fail(w, http.StatusBadRequest, e)
 		return

@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"cmp"
@@ -11,16 +11,19 @@ import (
 
 	"github.com/wardenhq/warden/internal/grant"
 	"github.com/wardenhq/warden/internal/store"
+	"github.com/wardenhq/warden/internal/store/codec"
 )
 
 const requestCols = `id, session, owner, owner_text, action, digest, classes, analysis, rule,
 	created, deadline, host, state, scope, grain, resolved_by, surface, reason, resolved, elicit, content, notice`
 
-// The committer's request statements (prepared once per connection).
+// The committer's request statements (CommitterSQL).
 const (
 	sqlRequestInsert = `INSERT INTO requests
 		(id, session, owner, owner_text, action, digest, classes, analysis, rule, created, deadline, host, state, elicit, notice)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`
+	// sqlRequestEnd swaps a pending request to its end state; a human's
+	// answer only before the deadline.
 	sqlRequestEnd = `UPDATE requests
 		SET state = ?, scope = ?, grain = ?, resolved_by = ?, surface = ?, reason = ?, resolved = ?, content = ?
 		WHERE id = ? AND state = 'pending'
@@ -33,11 +36,11 @@ const (
 		RETURNING ` + requestCols
 )
 
-func scanRequest(sc scanner) (store.Request, error) {
+func scanRequest(sc codec.Scanner) (store.Request, error) {
 	var (
 		r                         store.Request
-		owner, analysis, resolved sql.NullString
-		elicit, content           sql.NullString
+		owner, analysis, resolved *string
+		elicit, content           *string
 		act, classes              string
 		created, deadline         string
 		state, scope, grain       string
@@ -47,19 +50,19 @@ func scanRequest(sc scanner) (store.Request, error) {
 	if err != nil {
 		return store.Request{}, err
 	}
-	r.Owner, r.Analysis, r.Content = decRaw(owner), decRaw(analysis), decRaw(content)
+	r.Owner, r.Analysis, r.Content = codec.ParseRaw(owner), codec.ParseRaw(analysis), codec.ParseRaw(content)
 	r.State, r.Scope, r.Grain = store.State(state), store.Scope(scope), grant.Grain(grain)
 	var errs []error
-	errs = append(errs, decJSON("action", act, &r.Action), decJSON("classes", classes, &r.Classes))
-	if elicit.Valid {
+	errs = append(errs, codec.ParseJSON("action", act, &r.Action), codec.ParseJSON("classes", classes, &r.Classes))
+	if elicit != nil {
 		r.Elicit = &store.Elicitation{}
-		errs = append(errs, decJSON("elicit", elicit.String, r.Elicit))
+		errs = append(errs, codec.ParseJSON("elicit", *elicit, r.Elicit))
 	}
-	r.Created, err = decTime(created)
+	r.Created, err = codec.ParseTime(created)
 	errs = append(errs, err)
-	r.Deadline, err = decTime(deadline)
+	r.Deadline, err = codec.ParseTime(deadline)
 	errs = append(errs, err)
-	r.Resolved, err = decOptTime(resolved)
+	r.Resolved, err = codec.ParseOptTime(resolved)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return store.Request{}, fmt.Errorf("request %s: %w", r.ID, err)
@@ -69,84 +72,83 @@ func scanRequest(sc scanner) (store.Request, error) {
 
 // CreateRequest stores a new pending request and, in the same
 // transaction, its audit record (store.AskRecord: verdict ask, with the
-// request's id). r.State must be empty or store.Pending; an id that
-// exists already is an error.
-func (db *DB) CreateRequest(ctx context.Context, r store.Request) error {
-	if err := db.createRequest(ctx, r); err != nil {
+// request's id), and announces it. r.State must be empty or
+// store.Pending; an id that exists already is an error.
+func (b *Base) CreateRequest(ctx context.Context, r store.Request) error {
+	if err := b.createRequest(ctx, r); err != nil {
 		return fmt.Errorf("create request %s: %w", r.ID, err)
 	}
 	return nil
 }
 
-func (db *DB) createRequest(ctx context.Context, r store.Request) error {
+func (b *Base) createRequest(ctx context.Context, r store.Request) error {
 	if r.ID == "" {
 		return errors.New("empty id")
 	}
 	if r.State != "" && r.State != store.Pending {
 		return fmt.Errorf("state %q: a new request is pending", r.State)
 	}
-	owner, err := encRaw("owner", r.Owner)
-	if err != nil {
-		return err
-	}
-	analysis, err := encRaw("analysis", r.Analysis)
-	if err != nil {
-		return err
-	}
-	act, err := encJSON("action", r.Action)
-	if err != nil {
-		return err
-	}
-	classes, err := encJSON("classes", r.Classes)
-	if err != nil {
-		return err
-	}
-	created, err := encTime(r.Created)
-	if err != nil {
-		return err
-	}
-	var elicit sql.NullString
-	if r.Elicit != nil {
-		if elicit.String, err = encJSON("elicit", r.Elicit); err != nil {
-			return err
-		}
-		elicit.Valid = true
-	}
-	deadline, err := encTime(r.Deadline)
+	args, err := requestArgs(r)
 	if err != nil {
 		return err
 	}
 	rec := normDecision(store.AskRecord(r))
-	return db.submit(ctx, false, func(ctx context.Context, tx *wtx, c *chain) error {
-		if _, err := tx.ExecContext(ctx, sqlRequestInsert,
-			r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host, elicit, r.Notice); err != nil {
+	return b.submit(ctx, false, func(ctx context.Context, tx Q, c *Chain) error {
+		if _, err := tx.Exec(ctx, sqlRequestInsert, args...); err != nil {
 			return err
 		}
-		_, err := c.add(ctx, tx, rec)
-		return err
+		if _, err := c.add(ctx, tx, rec); err != nil {
+			return err
+		}
+		c.announce(r.ID, false)
+		return nil
 	})
 }
 
-// GetRequest returns the request id, or store.ErrNotFound.
-func (db *DB) GetRequest(ctx context.Context, id string) (store.Request, error) {
-	r, err := scanRequest(db.r.QueryRowContext(ctx, `SELECT `+requestCols+` FROM requests WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
+// requestArgs encodes r for sqlRequestInsert.
+func requestArgs(r store.Request) ([]any, error) {
+	var (
+		owner, analysis, elicit         *string
+		act, classes, created, deadline string
+		errs                            [7]error
+	)
+	owner, errs[0] = codec.Raw("owner", r.Owner)
+	analysis, errs[1] = codec.Raw("analysis", r.Analysis)
+	act, errs[2] = codec.JSON("action", r.Action)
+	classes, errs[3] = codec.JSON("classes", r.Classes)
+	created, errs[4] = codec.Time(r.Created)
+	deadline, errs[5] = codec.Time(r.Deadline)
+	if r.Elicit != nil {
+		var e string
+		e, errs[6] = codec.JSON("elicit", r.Elicit)
+		elicit = &e
 	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return []any{r.ID, r.Session, owner, r.OwnerText, act, r.Digest, classes, analysis, r.Rule, created, deadline, r.Host, elicit, r.Notice}, nil
+}
+
+// GetRequest returns the request id, or store.ErrNotFound.
+func (b *Base) GetRequest(ctx context.Context, id string) (store.Request, error) {
+	r, err := scanRequest(b.r.QueryRow(ctx, sqlRequestGet, id))
 	if err != nil {
-		return store.Request{}, fmt.Errorf("get request %s: %w", id, err)
+		return store.Request{}, fmt.Errorf("get request %s: %w", id, b.note(notFound(err)))
 	}
 	return r, nil
 }
 
 // ResolveRequest ends the request iff it is pending, with one UPDATE …
 // WHERE state = 'pending' RETURNING, writes the audit record of the end
-// (store.EndRecord) in the same transaction, and returns the ended row.
-// If the request had already ended it returns the row as it is with
-// store.ErrNotPending; an unknown id gives store.ErrNotFound. res.State
-// must be one of the end states; a zero res.At means now.
-func (db *DB) ResolveRequest(ctx context.Context, id string, res store.Resolution) (store.Request, error) {
-	r, err := db.resolveRequest(ctx, id, res)
+// (store.EndRecord) in the same transaction, announces it, and returns
+// the ended row. If the request had already ended it returns the row as
+// it is with store.ErrNotPending; an unknown id gives
+// store.ErrNotFound. res.State must be one of the end states; a zero
+// res.At means now.
+func (b *Base) ResolveRequest(ctx context.Context, id string, res store.Resolution) (store.Request, error) {
+	r, err := b.resolveRequest(ctx, id, res)
 	if err != nil {
 		if errors.Is(err, store.ErrNotPending) {
 			return r, fmt.Errorf("resolve request %s: %w (it is %s)", id, err, r.State)
@@ -156,20 +158,17 @@ func (db *DB) ResolveRequest(ctx context.Context, id string, res store.Resolutio
 	return r, nil
 }
 
-func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolution) (store.Request, error) {
+func (b *Base) resolveRequest(ctx context.Context, id string, res store.Resolution) (store.Request, error) {
 	switch res.State {
 	case store.Answered, store.Denied, store.Expired, store.Withdrawn:
 	default:
 		return store.Request{}, fmt.Errorf("cannot end in state %q", res.State)
 	}
-	if res.At.IsZero() {
-		res.At = time.Now()
-	}
-	at, err := encTime(res.At)
+	at, err := resolvedAt(&res)
 	if err != nil {
 		return store.Request{}, err
 	}
-	content, err := encRaw("content", res.Content)
+	content, err := codec.Raw("content", res.Content)
 	if err != nil {
 		return store.Request{}, err
 	}
@@ -183,85 +182,78 @@ func (db *DB) resolveRequest(ctx context.Context, id string, res store.Resolutio
 	// be (writer.go).
 	human := res.State == store.Answered || res.State == store.Denied
 	var r store.Request
-	err = db.submit(ctx, human, func(ctx context.Context, tx *wtx, c *chain) error {
+	err = b.submit(ctx, human, func(ctx context.Context, tx Q, c *Chain) error {
 		var err error
-		r, err = scanRequest(tx.QueryRowContext(ctx, sqlRequestEnd,
+		r, err = scanRequest(tx.QueryRow(ctx, sqlRequestEnd,
 			string(res.State), string(res.Scope), string(res.Grain), res.By, res.Surface, res.Reason, at, content, id, string(res.State), at))
 		switch {
 		case err == nil:
-			_, err = c.add(ctx, tx, normDecision(store.EndRecord(r)))
-			return err
+			if _, err := c.add(ctx, tx, normDecision(store.EndRecord(r))); err != nil {
+				return err
+			}
+			c.announce(id, true)
+			return nil
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		r, err = scanRequest(tx.QueryRowContext(ctx, sqlRequestGet, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
-		}
+		r, err = scanRequest(tx.QueryRow(ctx, sqlRequestGet, id))
 		if err != nil {
-			return err
+			return notFound(err)
 		}
 		return store.ErrNotPending
 	})
 	return r, err
 }
 
+// resolvedAt encodes res.At, setting a zero one to now.
+func resolvedAt(res *store.Resolution) (string, error) {
+	if res.At.IsZero() {
+		res.At = time.Now()
+	}
+	return codec.Time(res.At)
+}
+
 // PendingRequests lists pending requests, oldest first; session ""
 // means every session.
-func (db *DB) PendingRequests(ctx context.Context, session string) ([]store.Request, error) {
-	q := `SELECT ` + requestCols + ` FROM requests WHERE state = 'pending' ORDER BY created, rowid`
+func (b *Base) PendingRequests(ctx context.Context, session string) ([]store.Request, error) {
+	q := `SELECT ` + requestCols + ` FROM requests WHERE state = 'pending' ORDER BY created, ` + b.d.Ord
 	args := []any{}
 	if session != "" {
-		q = `SELECT ` + requestCols + ` FROM requests WHERE session = ? AND state = 'pending' ORDER BY created, rowid`
+		q = `SELECT ` + requestCols + ` FROM requests WHERE session = ? AND state = 'pending' ORDER BY created, ` + b.d.Ord
 		args = append(args, session)
 	}
-	out, err := queryRows(ctx, db.r, scanRequest, q, args...)
+	out, err := QueryRows(ctx, b.r, scanRequest, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("pending requests of session %q: %w", session, err)
+		return nil, fmt.Errorf("pending requests of session %q: %w", session, b.note(err))
 	}
 	return out, nil
 }
 
 // WithdrawHostRequests withdraws every pending request whose host is not
 // keep, with res's By, Surface, Reason (the cause) and At (zero means
-// now), writes each one's audit record in the same transaction, and
-// returns how many. res.State must be empty or store.Withdrawn.
-func (db *DB) WithdrawHostRequests(ctx context.Context, keep string, res store.Resolution) (int, error) {
-	n, err := db.withdrawHostRequests(ctx, keep, res)
+// now), writes each one's audit record in the same transaction,
+// announces them, and returns how many. res.State must be empty or
+// store.Withdrawn.
+func (b *Base) WithdrawHostRequests(ctx context.Context, keep string, res store.Resolution) (int, error) {
+	n, err := b.withdrawHostRequests(ctx, keep, res)
 	if err != nil {
 		return 0, fmt.Errorf("withdraw requests of hosts other than %q: %w", keep, err)
 	}
 	return n, nil
 }
 
-func (db *DB) withdrawHostRequests(ctx context.Context, keep string, res store.Resolution) (int, error) {
+func (b *Base) withdrawHostRequests(ctx context.Context, keep string, res store.Resolution) (int, error) {
 	if res.State != "" && res.State != store.Withdrawn {
 		return 0, fmt.Errorf("state %q: requests are withdrawn", res.State)
 	}
-	if res.At.IsZero() {
-		res.At = time.Now()
-	}
-	at, err := encTime(res.At)
+	at, err := resolvedAt(&res)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	err = db.submit(ctx, false, func(ctx context.Context, tx *wtx, c *chain) error {
-		rows, err := tx.QueryContext(ctx, sqlRequestsWithdraw,
-			res.By, res.Surface, res.Reason, at, keep)
+	err = b.submit(ctx, false, func(ctx context.Context, tx Q, c *Chain) error {
+		ended, err := QueryRows(ctx, tx, scanRequest, sqlRequestsWithdraw, res.By, res.Surface, res.Reason, at, keep)
 		if err != nil {
-			return err
-		}
-		var ended []store.Request
-		for rows.Next() {
-			r, err := scanRequest(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			ended = append(ended, r)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
 		// RETURNING gives no order; the records follow creation order.
@@ -270,6 +262,7 @@ func (db *DB) withdrawHostRequests(ctx context.Context, keep string, res store.R
 			if _, err := c.add(ctx, tx, normDecision(store.EndRecord(r))); err != nil {
 				return err
 			}
+			c.announce(r.ID, true)
 		}
 		n = len(ended)
 		return nil
