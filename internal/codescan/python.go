@@ -544,45 +544,21 @@ func (e *pyEval) fstring(n *pnode, sc *pyScope) *value {
 		}
 		// Find the matching close brace, skipping nested brackets and
 		// strings.
-		depth, j := 1, i+1
-		var quote byte
-		for ; j < len(body) && depth > 0; j++ {
-			switch ch := body[j]; {
-			case quote != 0:
-				if ch == quote {
-					quote = 0
-				}
-			case ch == '\'' || ch == '"':
-				quote = ch
-			case ch == '{' || ch == '[' || ch == '(':
-				depth++
-			case ch == '}' || ch == ']' || ch == ')':
-				depth--
-			}
+		field, j := nesting{depth: 1}, i+1
+		for ; j < len(body) && field.depth > 0; j++ {
+			field.step(body[j])
 		}
-		if depth != 0 {
+		if field.depth != 0 {
 			e.incomplete("f-string that could not be read")
 			return dynStr()
 		}
 		inner := body[i+1 : j-1]
 		// Cut a conversion (!r) or format spec (:>10) at depth 0.
 		cut := len(inner)
-		d := 0
-		var q byte
+		var in nesting
 		for k := 0; k < len(inner); k++ {
 			ch := inner[k]
-			switch {
-			case q != 0:
-				if ch == q {
-					q = 0
-				}
-			case ch == '\'' || ch == '"':
-				q = ch
-			case ch == '(' || ch == '[' || ch == '{':
-				d++
-			case ch == ')' || ch == ']' || ch == '}':
-				d--
-			case d == 0 && (ch == '!' && k+1 < len(inner) && inner[k+1] != '=' || ch == ':'):
+			if in.step(ch) && in.depth == 0 && (ch == '!' && k+1 < len(inner) && inner[k+1] != '=' || ch == ':') {
 				if cut == len(inner) {
 					cut = k
 				}
@@ -1072,4 +1048,33 @@ func (e *pyEval) dataMethod(c *call) *value {
 		return dynStr()
 	}
 	return vData
+}
+
+// nesting follows quotes and brackets through Python source, a byte at
+// a time: an f-string's replacement field ends at the bracket that
+// closes its own, and its conversion or format spec starts outside
+// every inner one.
+type nesting struct {
+	depth int  // brackets open
+	quote byte // the quote of the string being read, or 0
+}
+
+// step reads ch and reports whether it is code outside any string, and
+// neither a quote nor a bracket.
+func (n *nesting) step(ch byte) bool {
+	switch {
+	case n.quote != 0:
+		if ch == n.quote {
+			n.quote = 0
+		}
+	case ch == '\'' || ch == '"':
+		n.quote = ch
+	case ch == '{' || ch == '[' || ch == '(':
+		n.depth++
+	case ch == '}' || ch == ']' || ch == ')':
+		n.depth--
+	default:
+		return true
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"strconv"
@@ -440,6 +441,19 @@ func (p *Policy) assessTool(act action.Action, kind, name string, readOnly bool,
 	}
 	as := &assessment{kind: act.Kind, what: kind + " " + name, classes: []string{class}, extra: []string{class}}
 	t.add(1, "parse and analyse", Pass, name)
+	// A tool's arguments may name paths; warden's own files are out of
+	// reach whatever the tool does with them, however it is allowed
+	// (a read-only hint, a rule), and a secret is never read unasked.
+	m, named := p.argPaths(act.Args)
+	if m.Protected() {
+		as.classes = append(as.classes, m.Class)
+		if m.Tier == protect.Hardline {
+			t.add(2, "hardline floor", Decided, describe([]string{m.Class})+" ("+named+")")
+			as.floor, as.detail = RuleHardline, describe([]string{m.Class})+": "+named
+			return as
+		}
+		readOnly = false
+	}
 	t.add(2, "hardline floor", Pass, "")
 	for _, r := range p.tools {
 		if !r.glob.Match(name) {
@@ -467,6 +481,64 @@ func (p *Policy) assessTool(act action.Action, kind, name string, readOnly bool,
 	t.add(3, "tool rules", Pass, "no rule")
 	as.dangerous = !readOnly
 	return as
+}
+
+// maxArgPaths bounds the strings of a tool's arguments judged as paths.
+const maxArgPaths = 256
+
+// argPaths judges the strings of a tool's JSON arguments that name a
+// path (absolute, home-relative or a file:// URL) against the protected
+// table, for reading and for writing (what the tool does with them is
+// unknown): the gravest match, and the path that matched.
+func (p *Policy) argPaths(args json.RawMessage) (protect.Match, string) {
+	var best protect.Match
+	var named string
+	if len(args) == 0 {
+		return best, ""
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return best, ""
+	}
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		if n >= maxArgPaths {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case string:
+			s := v
+			if len(s) > 7 && strings.EqualFold(s[:7], "file://") {
+				s = strings.TrimPrefix(s[7:], "localhost")
+			}
+			if !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") {
+				return
+			}
+			n++
+			cands := protect.Resolve(p.resolveEnv(""), p.expand(s))
+			// Reading names what is at stake (a key read); a write
+			// match counts where reading is not protected, or where
+			// writing is hardline (a raw disk).
+			m := p.table.MatchAll(cands, protect.Read)
+			if w := p.table.MatchAll(cands, protect.Write); !m.Protected() && w.Protected() || w.Tier == protect.Hardline && m.Tier != protect.Hardline {
+				m = w
+			}
+			if m.Tier > best.Tier {
+				best, named = m, s
+			}
+		}
+	}
+	walk(v)
+	return best, named
 }
 
 func describe(classes []string) string {

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -231,6 +232,12 @@ func TestDecideRules(t *testing.T) {
 		{"mcp default asks", setup{}, web, action.NewMCP("fs", "delete", nil, false), Ask, RuleHuman},
 		{"mcp rule deny", setup{yaml: "mcp:\n  rules:\n    - {match: 'fs/*', action: deny}\n"}, web, action.NewMCP("fs", "read", nil, true), Deny, RuleDenyRule},
 		{"mcp rule allow", setup{yaml: "mcp:\n  rules:\n    - {match: 'github/list_*', action: allow}\n"}, web, action.NewMCP("github", "list_issues", nil, false), Allow, RuleToolAllow},
+		// A tool's arguments that name warden's files are hardline however
+		// the tool is allowed; a secret named makes a read-only tool ask.
+		{"mcp args naming warden's config", setup{yaml: "mcp:\n  rules:\n    - {match: 'fs/*', action: allow}\n"}, web, action.NewMCP("fs", "read_file", json.RawMessage(`{"path":"~/.config/warden/config.yaml"}`), true), Deny, RuleHardline},
+		{"mcp args naming warden's token as a file URL", setup{yolo: []string{"s1"}}, web, action.NewMCP("x", "fetch", json.RawMessage(`{"req":[{"uri":"file:///home/u/.local/state/warden/token"}]}`), true), Deny, RuleHardline},
+		{"mcp read-only tool reading a key asks", setup{}, web, action.NewMCP("fs", "read_file", json.RawMessage(`{"path":"/home/u/.ssh/id_rsa"}`), true), Ask, RuleHuman},
+		{"mcp read-only tool reading a plain file runs", setup{}, web, action.NewMCP("fs", "read_file", json.RawMessage(`{"path":"/home/u/src/main.go"}`), true), Allow, RuleSafe},
 		{"mcp class grant", setup{grants: []grant.Grant{sessionGrant("s1", grant.Class, "mcp.fs/delete")}}, web, action.NewMCP("fs", "delete", nil, false), Allow, RuleGrantClass},
 		{"mcp cron", setup{}, cron("j"), action.NewMCP("fs", "delete", nil, false), Deny, RuleCronMode},
 

@@ -232,11 +232,13 @@ func ruleCd(c *cmd) {
 		w.dirStack = append(w.dirStack, w.dir)
 	}
 	if len(args) == 0 {
-		if h := w.home(); h != "" {
-			w.dir = dirState{path: h, known: true}
-		} else {
-			w.dir = dirState{}
+		// cd alone goes home: the home's place, or "~" while it is
+		// unknown (as cd ~ does), so that `cd; rm -rf .` is the home.
+		h := w.home()
+		if h == "" {
+			h = "~"
 		}
+		w.dir = dirState{path: h, known: true, moved: true}
 		return
 	}
 	a := args[0]
