@@ -115,8 +115,11 @@ func TestCloseOwner(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pending question was not withdrawn")
 	}
-	if r := wait(t, call); r.err == nil {
-		t.Errorf("call of a closed owner = %+v, want an error", r.res)
+	// The withdrawn question reaches the server as a cancel; whether the
+	// call then ends with the server's answer to it or with the closed
+	// session's error is a race, and either way nothing was done.
+	if r := wait(t, call); r.err == nil && r.res.Text != "cancelled" {
+		t.Errorf("call of a closed owner = %+v, want an error or the server's \"cancelled\"", r.res)
 	}
 	select {
 	case <-fake.Done(1):
