@@ -7,12 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/wardenhq/warden/internal/action"
+	"github.com/wardenhq/warden/internal/socket"
 )
 
 // The wire of POST /v1/external/decide (internal/localapi's
@@ -78,7 +77,7 @@ const (
 
 // ErrNotRunning: no host serves the socket (no socket file, or nothing
 // listening on it).
-var ErrNotRunning = errors.New("warden is not running")
+var ErrNotRunning = socket.ErrNotRunning
 
 // maxErrorBody bounds an error response read from the host.
 const maxErrorBody = 1 << 20
@@ -90,15 +89,8 @@ type Client struct {
 }
 
 // NewClient returns a client of the socket at path.
-func NewClient(socket string) *Client {
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "unix", socket)
-		},
-		DisableCompression: true,
-	}
-	return &Client{socket: socket, hc: &http.Client{Transport: tr}}
+func NewClient(path string) *Client {
+	return &Client{socket: path, hc: socket.HTTPClient(path)}
 }
 
 // Close releases the idle connection.
@@ -118,10 +110,10 @@ func (c *Client) Decide(ctx context.Context, req Request, onPending func(Event))
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	resp, err := c.hc.Do(hr)
-	switch {
-	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED):
-		return Decision{}, fmt.Errorf("%w (nothing serves %s)", ErrNotRunning, c.socket)
-	case err != nil:
+	if err != nil {
+		if nr := socket.NotRunning(c.socket, err); nr != nil {
+			return Decision{}, nr
+		}
 		return Decision{}, fmt.Errorf("decide %s action: %w", req.Action.Kind, err)
 	}
 	defer resp.Body.Close()

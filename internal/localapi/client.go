@@ -8,37 +8,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/wardenhq/warden/internal/board"
 	"github.com/wardenhq/warden/internal/grant"
+	"github.com/wardenhq/warden/internal/socket"
 	"github.com/wardenhq/warden/internal/store"
 )
 
 // ErrNotRunning: no host is serving on the socket.
-var ErrNotRunning = errors.New("warden is not running")
+var ErrNotRunning = socket.ErrNotRunning
 
-// NotRunningError says which socket nobody answered on.
-type NotRunningError struct {
-	Socket string
-	// Stale is true when the socket file exists but nothing listens.
-	Stale bool
-}
-
-func (e *NotRunningError) Error() string {
-	if e.Stale {
-		return fmt.Sprintf("warden is not running (nothing listens on %s); start it with `warden serve`", e.Socket)
-	}
-	return fmt.Sprintf("warden is not running (no socket at %s); start it with `warden serve`", e.Socket)
-}
-
-// Is makes errors.Is(err, ErrNotRunning) true.
-func (e *NotRunningError) Is(target error) bool { return target == ErrNotRunning }
+// NotRunningError says which socket nobody answered on (see
+// socket.NotRunningError).
+type NotRunningError = socket.NotRunningError
 
 // APIError is an error response of the admin API.
 type APIError struct {
@@ -68,15 +54,8 @@ type Client struct {
 }
 
 // NewClient returns a client for the socket at path.
-func NewClient(socket string) *Client {
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "unix", socket)
-		},
-		DisableCompression: true,
-	}
-	return &Client{socket: socket, hc: &http.Client{Transport: tr}}
+func NewClient(path string) *Client {
+	return &Client{socket: path, hc: socket.HTTPClient(path)}
 }
 
 // Socket returns the socket path.
@@ -105,11 +84,8 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (*http.R
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		switch {
-		case errors.Is(err, syscall.ENOENT):
-			return nil, &NotRunningError{Socket: c.socket}
-		case errors.Is(err, syscall.ECONNREFUSED):
-			return nil, &NotRunningError{Socket: c.socket, Stale: true}
+		if nr := socket.NotRunning(c.socket, err); nr != nil {
+			return nil, nr
 		}
 		return nil, err
 	}

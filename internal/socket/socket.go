@@ -1,6 +1,7 @@
 // Package socket creates warden's private unix sockets (the admin socket,
 // the worker socket): mode 0600 in a directory owned by this user and
-// made 0700, a stale socket replaced, a live one refused.
+// made 0700, a stale socket replaced, a live one refused; and the HTTP
+// client of the admin socket, which tells "no host" from other errors.
 package socket
 
 import (

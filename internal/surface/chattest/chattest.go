@@ -1,6 +1,8 @@
-// Package chattest holds what the chat platforms' test fakes
-// (discordtest, slacktest, telegramtest) share: a signal that wakes a
-// test waiting for the fake's state to change.
+// Package chattest holds what the chat platforms' tests and their fakes
+// (discordtest, slacktest, telegramtest) share: the server a fake is
+// built on (Fake), its state read under its lock, the signal that wakes
+// a test waiting for the fake's state to change, and the chat core and
+// host an adapter's tests run on.
 package chattest
 
 import (

@@ -2,7 +2,6 @@ package chattest
 
 import (
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -35,13 +34,13 @@ func Find[M any](mu *sync.Mutex, items *[]*M, ok func(*M) bool) (M, bool) {
 	return zero, false
 }
 
-// WaitFor waits, checking after every change c signals, until list
-// holds an item ok accepts and returns it; after d it fails t with what
-// and dump's account of the fake.
-func WaitFor[M any](t testing.TB, c *Changes, what string, d time.Duration, list func() []M, ok func(M) bool, dump func() string) M {
-	t.Helper()
+// WaitFor waits, checking after every change of f, until list holds
+// an item ok accepts and returns it; after d it fails the test with what
+// and the fake's account of itself.
+func WaitFor[M any](f *Fake, what string, d time.Duration, list func() []M, ok func(M) bool) M {
+	f.T.Helper()
 	var got M
-	c.Wait(t, what, d, func() bool {
+	f.Wait(what, d, func() bool {
 		for _, m := range list() {
 			if ok(m) {
 				got = m
@@ -49,6 +48,6 @@ func WaitFor[M any](t testing.TB, c *Changes, what string, d time.Duration, list
 			}
 		}
 		return false
-	}, dump)
+	})
 	return got
 }

@@ -2,6 +2,7 @@ package chattest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/internal/action"
 	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/owner"
+	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface/chat"
 	"github.com/wardenhq/warden/internal/surface/surfacetest"
 )
@@ -51,6 +53,23 @@ func Owner(t testing.TB, core *chat.Core, platform string, conv chat.Conv, user 
 		t.Fatal(err)
 	}
 	return o
+}
+
+// Elicit has the MCP server "files" ask o, in the background, to fill
+// in the form schema with message, as an elicitation reaches the host;
+// the request comes on the channel when the question ends. A failed
+// ask fails the test.
+func Elicit(t testing.TB, h *surfacetest.Host, o owner.Owner, message string, schema json.RawMessage) <-chan store.Request {
+	done := make(chan store.Request, 1)
+	go func() {
+		req, err := h.Broker.Ask(context.Background(), broker.Question{Owner: o, Rule: "mcp.elicitation",
+			Elicit: &store.Elicitation{Server: "files", Message: message, Schema: schema}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- req
+	}()
+	return done
 }
 
 // Target is a directory a dangerous command of the tests deletes,

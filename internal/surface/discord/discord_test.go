@@ -10,7 +10,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wardenhq/warden/internal/audit"
-	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface/chat"
 	"github.com/wardenhq/warden/internal/surface/chattest"
@@ -180,15 +179,7 @@ func TestFormPages(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"a":{"type":"string"},"b":{"type":"integer","maximum":3},"c":{"type":"string"},"d":{"type":"string"},
 		"e":{"type":"string"},"f":{"type":"boolean"},"g":{"type":"string","enum":["x","y"]}},"required":["a","b"]}`)
-	done := make(chan store.Request, 1)
-	go func() {
-		req, err := r.host.Broker.Ask(context.Background(), broker.Question{Owner: o, Rule: "mcp.elicitation",
-			Elicit: &store.Elicitation{Server: "files", Message: "@everyone fill this", Schema: schema}})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- req
-	}()
+	done := chattest.Elicit(t, r.host, o, "@everyone fill this", schema)
 	m := r.dc.WaitMessage(channel, "asks", wait)
 	if !noPings(m) {
 		t.Fatalf("a server's @everyone could ping: %s", m.Mentions)

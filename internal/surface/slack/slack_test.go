@@ -10,7 +10,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wardenhq/warden/internal/audit"
-	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface/chat"
 	"github.com/wardenhq/warden/internal/surface/chattest"
@@ -193,15 +192,7 @@ func TestFormModal(t *testing.T) {
 	thread := r.sl.Say(channel, "", alice, mention+"hello")
 	o := chattest.Owner(t, r.core, slack.Name, chat.Conv{Chat: channel, Thread: thread}, alice.ID)
 	schema := json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer","maximum":5},"color":{"type":"string","enum":["red","blue"]},"ok":{"type":"boolean"}},"required":["count"]}`)
-	done := make(chan store.Request, 1)
-	go func() {
-		req, err := r.host.Broker.Ask(context.Background(), broker.Question{Owner: o, Rule: "mcp.elicitation",
-			Elicit: &store.Elicitation{Server: "files", Message: "<!channel> how many?", Schema: schema}})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- req
-	}()
+	done := chattest.Elicit(t, r.host, o, "<!channel> how many?", schema)
 	var m slacktest.Message
 	r.sl.Wait("the question", wait, func(s *slacktest.Server) bool {
 		for _, x := range s.Messages(channel) {

@@ -3,7 +3,6 @@ package telegram_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"html"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wardenhq/warden/internal/audit"
-	"github.com/wardenhq/warden/internal/broker"
 	"github.com/wardenhq/warden/internal/owner"
 	"github.com/wardenhq/warden/internal/store"
 	"github.com/wardenhq/warden/internal/surface"
@@ -365,16 +363,7 @@ func TestFormQuestionByQuestion(t *testing.T) {
 		"color":{"type":"string","enum":["red","blue"]},
 		"confirm":{"type":"boolean","title":"Sure?"},
 		"note":{"type":"string"}},"required":["count","confirm"]}`)
-	type result struct {
-		r   store.Request
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		req, err := r.host.Broker.Ask(context.Background(), broker.Question{Owner: o, Rule: "mcp.elicitation",
-			Elicit: &store.Elicitation{Server: "files", Message: "Tell me about the <b>reports</b>", Schema: schema}})
-		done <- result{req, err}
-	}()
+	done := chattest.Elicit(t, r.host, o, "Tell me about the <b>reports</b>", schema)
 	m := r.tg.WaitMessage(group, "MCP server “files” asks", wait)
 	if !strings.Contains(m.Text, "Tell me about the &lt;b&gt;reports&lt;/b&gt;") {
 		t.Fatalf("the server's text was not escaped: %q", m.Text)
@@ -395,17 +384,11 @@ func TestFormQuestionByQuestion(t *testing.T) {
 	r.answer(r.tg.Click(alice, q3.ID, button(t, q3, "Yes")))
 	r.tg.WaitMessage(group, "Question 4 of 4", wait)
 	r.tg.Say(group, 0, alice, "/skip")
-	res := <-done
-	if res.err != nil {
-		t.Fatal(res.err)
-	}
-	if res.r.State != store.Answered || string(res.r.Content) != `{"color":"blue","confirm":true,"count":3}` || res.r.By != "telegram:42 (alice)" {
-		t.Fatalf("answer: %+v %s", res.r, res.r.Content)
+	req := <-done
+	if req.State != store.Answered || string(req.Content) != `{"color":"blue","confirm":true,"count":3}` || req.By != "telegram:42 (alice)" {
+		t.Fatalf("answer: %+v %s", req, req.Content)
 	}
 	r.waitEdited(m.ID, "Answered by telegram:42 (alice)")
-	if errors.Is(res.err, context.Canceled) {
-		t.Fatal(res.err)
-	}
 }
 
 // TestAnsweredElsewhere: a request answered on another surface (the

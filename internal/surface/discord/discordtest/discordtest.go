@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,13 +98,9 @@ type interaction struct {
 
 // Server is the fake.
 type Server struct {
-	t     testing.TB
-	srv   *httptest.Server
+	chattest.Fake
 	token string
 
-	mu           sync.Mutex
-	down         bool
-	revoked      bool
 	nextID       int64
 	seq          int
 	messages     []*Message
@@ -116,41 +111,38 @@ type Server struct {
 	ready        *websocket.Conn
 	identified   int
 	intents      int
-	changes      chattest.Changes
 	wmu          sync.Mutex // serialises gateway writes
 }
 
 // New starts a fake for token; it stops when the test ends.
 func New(t testing.TB, token string) *Server {
-	s := &Server{t: t, token: token, nextID: 1000, interactions: map[string]*interaction{}, responses: map[string][]Response{},
+	s := &Server{token: token, nextID: 1000, interactions: map[string]*interaction{}, responses: map[string][]Response{},
 		conns: map[*websocket.Conn]bool{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
+	s.Start(t, "discordtest", s.serve, s.Close, s.dump)
 	return s
 }
 
 // URL is the base for the adapter's APIBase option.
-func (s *Server) URL() string { return s.srv.URL + "/" }
+func (s *Server) URL() string { return s.Base() + "/" }
 
 // Close stops the server.
 func (s *Server) Close() {
-	s.mu.Lock()
-	s.down = true
+	s.Mu.Lock()
+	s.Down = true
 	for c := range s.conns {
 		_ = c.Close()
 	}
-	s.mu.Unlock()
-	s.srv.CloseClientConnections()
-	s.srv.Close()
+	s.Mu.Unlock()
+	s.Stop()
 }
 
 // SetDown makes every call and connection fail while down.
-func (s *Server) SetDown(down bool) { s.outage(&s.down, down, nil) }
+func (s *Server) SetDown(down bool) { s.outage(&s.Down, down, nil) }
 
 // Revoke makes the token invalid: REST answers 401 and the gateway
 // closes with 4004 Authentication failed.
 func (s *Server) Revoke(revoked bool) {
-	s.outage(&s.revoked, revoked, func(c *websocket.Conn) {
+	s.outage(&s.Revoked, revoked, func(c *websocket.Conn) {
 		_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."), time.Now().Add(time.Second))
 	})
 }
@@ -158,9 +150,7 @@ func (s *Server) Revoke(revoked bool) {
 // outage sets an outage switch (down, revoked); turning one on ends
 // every gateway connection, after bye (if not nil) on each.
 func (s *Server) outage(sw *bool, on bool, bye func(*websocket.Conn)) {
-	s.mu.Lock()
-	*sw = on
-	if on {
+	s.Switch(sw, on, func() {
 		for c := range s.conns {
 			if bye != nil {
 				bye(c)
@@ -168,13 +158,7 @@ func (s *Server) outage(sw *bool, on bool, bye func(*websocket.Conn)) {
 			_ = c.Close()
 		}
 		s.ready = nil
-	}
-	s.broadcastLocked()
-	s.mu.Unlock()
-}
-
-func (s *Server) broadcastLocked() {
-	s.changes.Notify()
+	})
 }
 
 func (s *Server) idLocked() string {
@@ -184,28 +168,28 @@ func (s *Server) idLocked() string {
 
 // Ready reports whether a gateway session is identified and live.
 func (s *Server) Ready() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	return s.ready != nil
 }
 
 // Identified returns how many IDENTIFYs were accepted, and the last
 // one's intents.
 func (s *Server) Identified() (int, int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	return s.identified, s.intents
 }
 
 // dispatch sends an event on the live gateway session.
 func (s *Server) dispatch(event string, d any) {
-	s.mu.Lock()
+	s.Mu.Lock()
 	c := s.ready
 	s.seq++
 	seq := s.seq
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	if c == nil {
-		s.t.Fatalf("discordtest: %s with no gateway session", event)
+		s.T.Fatalf("discordtest: %s with no gateway session", event)
 		return
 	}
 	s.write(c, map[string]any{"op": 0, "t": event, "s": seq, "d": d})
@@ -225,11 +209,11 @@ func userJSON(u User) map[string]any {
 // Say delivers a message from u in channel of the guild (dm: a direct
 // message); mention mentions the bot.
 func (s *Server) Say(channel string, dm bool, u User, content string, mention bool) string {
-	s.mu.Lock()
+	s.Mu.Lock()
 	id := s.idLocked()
 	s.messages = append(s.messages, &Message{ID: id, Channel: channel, Author: u.ID, Content: content})
-	s.broadcastLocked()
-	s.mu.Unlock()
+	s.Notify()
+	s.Mu.Unlock()
 	m := map[string]any{"id": id, "channel_id": channel, "author": userJSON(u), "content": content, "timestamp": time.Now().Format(time.RFC3339),
 		"type": 0, "mentions": []any{}}
 	if mention {
@@ -247,9 +231,9 @@ func (s *Server) Say(channel string, dm bool, u User, content string, mention bo
 // SayWebhook delivers a message posted by a webhook (it may carry any
 // name and id).
 func (s *Server) SayWebhook(channel string, as User, content string) {
-	s.mu.Lock()
+	s.Mu.Lock()
 	id := s.idLocked()
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	u := userJSON(as)
 	u["bot"] = true
 	s.dispatch("MESSAGE_CREATE", map[string]any{"id": id, "channel_id": channel, "guild_id": GuildID, "webhook_id": "950000000000000001",
@@ -264,8 +248,8 @@ func orEmpty(s []string) []string {
 }
 
 func (s *Server) newInteraction(channel string, u User, message string) (string, string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	id := s.idLocked()
 	token := "itok-" + id
 	s.interactions[id] = &interaction{id: id, token: token, channel: channel, user: u.ID, message: message, created: time.Now()}
@@ -293,21 +277,10 @@ func (s *Server) messageJSON(m *Message) map[string]any {
 // Click presses the button customID on message id as u, in the guild,
 // and returns the interaction's id.
 func (s *Server) Click(u User, id, customID string) string {
-	s.mu.Lock()
-	var m *Message
-	for _, x := range s.messages {
-		if x.ID == id {
-			m = x
-		}
-	}
-	if m == nil {
-		s.mu.Unlock()
-		s.t.Fatalf("discordtest: click on unknown message %s", id)
-		return ""
-	}
+	m := chattest.Pressed(&s.Fake, &s.messages, func(x *Message) bool { return x.ID == id }, id)
 	msg := s.messageJSON(m)
 	channel := m.Channel
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	iid, tok := s.newInteraction(channel, u, id)
 	s.dispatch("INTERACTION_CREATE", map[string]any{"id": iid, "application_id": AppID, "type": 3, "token": tok, "version": 1,
 		"guild_id": GuildID, "channel_id": channel, "member": map[string]any{"user": userJSON(u), "roles": orEmpty(u.Roles)},
@@ -326,27 +299,27 @@ func (s *Server) Submit(u User, md Modal, values map[string]string) string {
 	ev := map[string]any{"id": iid, "application_id": AppID, "type": 5, "token": tok, "version": 1,
 		"guild_id": GuildID, "channel_id": md.Channel, "member": map[string]any{"user": userJSON(u), "roles": orEmpty(u.Roles)},
 		"data": map[string]any{"custom_id": md.CustomID, "components": rows}}
-	s.mu.Lock()
+	s.Mu.Lock()
 	for _, m := range s.messages {
 		if m.ID == md.Message {
 			ev["message"] = s.messageJSON(m)
 		}
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	s.dispatch("INTERACTION_CREATE", ev)
 	return iid
 }
 
 // Responses returns interaction id's response and follow-ups.
 func (s *Server) Responses(id string) []Response {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	return append([]Response(nil), s.responses[id]...)
 }
 
 // WaitResponse waits for interaction id's first response.
 func (s *Server) WaitResponse(id string, d time.Duration) Response {
-	s.t.Helper()
+	s.T.Helper()
 	var got Response
 	s.Wait("a response to interaction "+id, d, func(s *Server) bool {
 		rs := s.Responses(id)
@@ -361,31 +334,31 @@ func (s *Server) WaitResponse(id string, d time.Duration) Response {
 
 // Messages returns copies of channel's messages ("" for all).
 func (s *Server) Messages(channel string) []Message {
-	return chattest.Copies(&s.mu, &s.messages, func(m *Message) bool { return channel == "" || m.Channel == channel })
+	return chattest.Copies(&s.Mu, &s.messages, func(m *Message) bool { return channel == "" || m.Channel == channel })
 }
 
 // Get returns message id.
 func (s *Server) Get(id string) (Message, bool) {
-	return chattest.Find(&s.mu, &s.messages, func(m *Message) bool { return m.ID == id })
+	return chattest.Find(&s.Mu, &s.messages, func(m *Message) bool { return m.ID == id })
 }
 
 // Modals returns the modals opened so far.
-func (s *Server) Modals() []Modal { return chattest.Copies(&s.mu, &s.modals, nil) }
+func (s *Server) Modals() []Modal { return chattest.Copies(&s.Mu, &s.modals, nil) }
 
 // Wait waits until cond holds (checked on every change), failing the
 // test after d.
 func (s *Server) Wait(what string, d time.Duration, cond func(s *Server) bool) {
-	s.t.Helper()
-	s.changes.Wait(s.t, "discordtest: "+what, d, func() bool { return cond(s) }, s.dump)
+	s.T.Helper()
+	s.Fake.Wait(what, d, func() bool { return cond(s) })
 }
 
 // WaitMessage waits for a bot message (not ephemeral) in channel
 // containing sub.
 func (s *Server) WaitMessage(channel, sub string, d time.Duration) Message {
-	s.t.Helper()
-	return chattest.WaitFor(s.t, &s.changes, "discordtest: a message with "+strconv.Quote(sub), d,
+	s.T.Helper()
+	return chattest.WaitFor(&s.Fake, "a message with "+strconv.Quote(sub), d,
 		func() []Message { return s.Messages(channel) },
-		func(m Message) bool { return m.Author == BotID && !m.Ephemeral && strings.Contains(m.Content, sub) }, s.dump)
+		func(m Message) bool { return m.Author == BotID && !m.Ephemeral && strings.Contains(m.Content, sub) })
 }
 
 func (s *Server) dump() string {
@@ -500,9 +473,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, 0, "404: Not Found")
 		return
 	}
-	s.mu.Lock()
-	down, revoked := s.down, s.revoked
-	s.mu.Unlock()
+	s.Mu.Lock()
+	down, revoked := s.Down, s.Revoked
+	s.Mu.Unlock()
 	if down {
 		w.WriteHeader(http.StatusBadGateway)
 		return
@@ -528,7 +501,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(path, "/")
 	switch {
 	case r.Method == http.MethodGet && (path == "gateway" || path == "gateway/bot"):
-		reply(w, 200, map[string]any{"url": "ws" + strings.TrimPrefix(s.srv.URL, "http"), "shards": 1,
+		reply(w, 200, map[string]any{"url": s.WebSocketURL(), "shards": 1,
 			"session_start_limit": map[string]any{"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
 	case r.Method == http.MethodPost && len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages":
 		s.createMessage(w, parts[1], p, "", false)
@@ -562,12 +535,12 @@ func (s *Server) createMessage(w http.ResponseWriter, channel string, p payload,
 		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+e)
 		return
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	m := &Message{ID: s.idLocked(), Channel: channel, Author: BotID, Content: p.Content, Buttons: bs, Ephemeral: ephemeral, For: forUser, Mentions: p.AllowedMentions, At: time.Now()}
 	s.messages = append(s.messages, m)
-	s.broadcastLocked()
+	s.Notify()
 	out := s.messageJSON(m)
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	reply(w, 200, out)
 }
 
@@ -581,8 +554,8 @@ func (s *Server) editMessage(w http.ResponseWriter, channel, id string, p payloa
 		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+e)
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	for _, m := range s.messages {
 		if m.ID != id || m.Channel != channel || m.Ephemeral {
 			continue
@@ -593,7 +566,7 @@ func (s *Server) editMessage(w http.ResponseWriter, channel, id string, p payloa
 		}
 		m.Content, m.Buttons, m.Mentions = p.Content, bs, p.AllowedMentions
 		m.Edits++
-		s.broadcastLocked()
+		s.Notify()
 		reply(w, 200, s.messageJSON(m))
 		return
 	}
@@ -612,19 +585,19 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, raw []byte) {
 	}
 	var p payload
 	_ = json.Unmarshal(body.Data, &p)
-	s.mu.Lock()
+	s.Mu.Lock()
 	in, ok := s.interactions[id]
 	switch {
 	case !ok || in.token != token || time.Since(in.created) > 3*time.Second:
-		s.mu.Unlock()
+		s.Mu.Unlock()
 		apiError(w, http.StatusNotFound, 10062, "Unknown interaction")
 		return
 	case in.responded:
-		s.mu.Unlock()
+		s.Mu.Unlock()
 		apiError(w, http.StatusBadRequest, 40060, "Interaction has already been acknowledged.")
 		return
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	switch body.Type {
 	case 4:
 		bs, e := newMessage(p)
@@ -632,10 +605,10 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, raw []byte) {
 			apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+e)
 			return
 		}
-		s.mu.Lock()
+		s.Mu.Lock()
 		m := &Message{ID: s.idLocked(), Channel: in.channel, Author: BotID, Content: p.Content, Buttons: bs, Ephemeral: p.Flags&64 != 0, For: in.user, Mentions: p.AllowedMentions}
 		s.messages = append(s.messages, m)
-		s.mu.Unlock()
+		s.Mu.Unlock()
 	case 5, 6:
 	case 7:
 		bs, e := buttons(p.Components)
@@ -643,7 +616,7 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, raw []byte) {
 			apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+e)
 			return
 		}
-		s.mu.Lock()
+		s.Mu.Lock()
 		found := false
 		for _, m := range s.messages {
 			if m.ID == in.message {
@@ -652,7 +625,7 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, raw []byte) {
 				found = true
 			}
 		}
-		s.mu.Unlock()
+		s.Mu.Unlock()
 		if !found {
 			apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: UPDATE_MESSAGE without a message")
 			return
@@ -664,18 +637,18 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, raw []byte) {
 			return
 		}
 		md.Channel, md.User, md.Message = in.channel, in.user, in.message
-		s.mu.Lock()
+		s.Mu.Lock()
 		s.modals = append(s.modals, &md)
-		s.mu.Unlock()
+		s.Mu.Unlock()
 	default:
 		apiError(w, http.StatusBadRequest, 50035, fmt.Sprintf("Invalid Form Body: interaction response type %d", body.Type))
 		return
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	in.responded = true
 	s.responses[id] = append(s.responses[id], Response{Type: body.Type, Data: body.Data, At: time.Now()})
-	s.broadcastLocked()
-	s.mu.Unlock()
+	s.Notify()
+	s.Mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -723,30 +696,30 @@ func (s *Server) followup(w http.ResponseWriter, app, token string, p payload) {
 		apiError(w, http.StatusNotFound, 10015, "Unknown Webhook")
 		return
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	var in *interaction
 	for _, x := range s.interactions {
 		if x.token == token {
 			in = x
 		}
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	if in == nil || !in.responded {
 		apiError(w, http.StatusNotFound, 10015, "Unknown Webhook")
 		return
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	raw, _ := json.Marshal(p)
 	s.responses[in.id] = append(s.responses[in.id], Response{Type: -1, Data: raw, At: time.Now()})
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	s.createMessage(w, in.channel, p, in.user, p.Flags&64 != 0)
 }
 
 // gateway serves one gateway session.
 func (s *Server) gateway(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	bad := s.down
-	s.mu.Unlock()
+	s.Mu.Lock()
+	bad := s.Down
+	s.Mu.Unlock()
 	if bad {
 		http.Error(w, "unavailable", http.StatusServiceUnavailable)
 		return
@@ -759,17 +732,17 @@ func (s *Server) gateway(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	s.conns[c] = true
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	defer func() {
-		s.mu.Lock()
+		s.Mu.Lock()
 		delete(s.conns, c)
 		if s.ready == c {
 			s.ready = nil
 		}
-		s.broadcastLocked()
-		s.mu.Unlock()
+		s.Notify()
+		s.Mu.Unlock()
 		_ = c.Close()
 	}()
 	s.write(c, map[string]any{"op": 10, "d": map[string]any{"heartbeat_interval": 41250}})
@@ -795,24 +768,24 @@ func (s *Server) gateway(w http.ResponseWriter, r *http.Request) {
 				Intents int    `json:"intents"`
 			}
 			_ = json.Unmarshal(op.D, &id)
-			s.mu.Lock()
-			revoked := s.revoked
-			s.mu.Unlock()
+			s.Mu.Lock()
+			revoked := s.Revoked
+			s.Mu.Unlock()
 			if revoked || id.Token != "Bot "+s.token {
 				s.close(c, 4004, "Authentication failed.")
 				return
 			}
-			s.mu.Lock()
+			s.Mu.Lock()
 			s.identified++
 			s.intents = id.Intents
 			s.seq++
 			seq := s.seq
 			s.ready = c
-			s.broadcastLocked()
-			s.mu.Unlock()
+			s.Notify()
+			s.Mu.Unlock()
 			s.write(c, map[string]any{"op": 0, "t": "READY", "s": seq, "d": map[string]any{
 				"v": 9, "user": map[string]any{"id": BotID, "username": "warden", "bot": true, "discriminator": "0"},
-				"session_id": "sess-" + strconv.Itoa(seq), "resume_gateway_url": "ws" + strings.TrimPrefix(s.srv.URL, "http"),
+				"session_id": "sess-" + strconv.Itoa(seq), "resume_gateway_url": s.WebSocketURL(),
 				"guilds": []any{}, "application": map[string]any{"id": AppID, "flags": 0}}})
 		case 6: // resume: this fake keeps no sessions
 			s.write(c, map[string]any{"op": 9, "d": false})

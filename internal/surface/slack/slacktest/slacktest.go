@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,13 +75,9 @@ type Input struct {
 
 // Server is the fake.
 type Server struct {
-	t                  testing.TB
-	srv                *httptest.Server
+	chattest.Fake
 	botToken, appToken string
 
-	mu       sync.Mutex
-	down     bool
-	revoked  bool
 	messages []*Message
 	clock    int64
 	views    []*View
@@ -92,10 +87,8 @@ type Server struct {
 	conns    map[*websocket.Conn]bool
 	current  *websocket.Conn
 	opens    int
-	changes  chattest.Changes
 	nextEnv  int
 	nextTrig int
-	calls    map[string]int
 	pingStop chan struct{}
 	wg       sync.WaitGroup
 }
@@ -107,32 +100,29 @@ type envelope struct {
 
 // New starts a fake; it stops when the test ends.
 func New(t testing.TB, botToken, appToken string) *Server {
-	s := &Server{t: t, botToken: botToken, appToken: appToken, clock: 1700000000000000, triggers: map[string]bool{},
-		acks: map[string]json.RawMessage{}, conns: map[*websocket.Conn]bool{},
-		calls: map[string]int{}, pingStop: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s := &Server{botToken: botToken, appToken: appToken, clock: 1700000000000000, triggers: map[string]bool{},
+		acks: map[string]json.RawMessage{}, conns: map[*websocket.Conn]bool{}, pingStop: make(chan struct{})}
+	s.Start(t, "slacktest", s.serve, s.Close, s.dump)
 	s.wg.Go(s.pinger)
-	t.Cleanup(s.Close)
 	return s
 }
 
 // APIURL is the Web API base for the adapter's APIURL option.
-func (s *Server) APIURL() string { return s.srv.URL + "/api/" }
+func (s *Server) APIURL() string { return s.Base() + "/api/" }
 
 // Close stops the server.
 func (s *Server) Close() {
-	s.mu.Lock()
+	s.Mu.Lock()
 	select {
 	case <-s.pingStop:
 	default:
 		close(s.pingStop)
 	}
-	s.down = true
+	s.Down = true
 	s.closeConnsLocked()
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	s.wg.Wait()
-	s.srv.CloseClientConnections()
-	s.srv.Close()
+	s.Stop()
 }
 
 func (s *Server) closeConnsLocked() {
@@ -143,26 +133,10 @@ func (s *Server) closeConnsLocked() {
 }
 
 // SetDown makes every call and connection fail while down.
-func (s *Server) SetDown(down bool) { s.outage(&s.down, down) }
+func (s *Server) SetDown(down bool) { s.Switch(&s.Down, down, s.closeConnsLocked) }
 
 // Revoke makes both tokens invalid (invalid_auth), as after a revocation.
-func (s *Server) Revoke(revoked bool) { s.outage(&s.revoked, revoked) }
-
-// outage sets an outage switch (down, revoked); turning one on drops
-// the live connections.
-func (s *Server) outage(sw *bool, on bool) {
-	s.mu.Lock()
-	*sw = on
-	if on {
-		s.closeConnsLocked()
-	}
-	s.broadcastLocked()
-	s.mu.Unlock()
-}
-
-func (s *Server) broadcastLocked() {
-	s.changes.Notify()
-}
+func (s *Server) Revoke(revoked bool) { s.Switch(&s.Revoked, revoked, s.closeConnsLocked) }
 
 // ts returns a new, increasing message timestamp.
 func (s *Server) tsLocked() string {
@@ -172,29 +146,22 @@ func (s *Server) tsLocked() string {
 
 // Opens returns how many Socket Mode connections were opened.
 func (s *Server) Opens() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	return s.opens
-}
-
-// Calls returns how often a Web API method was called.
-func (s *Server) Calls(method string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[method]
 }
 
 // Connected reports whether a Socket Mode connection is up.
 func (s *Server) Connected() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	return s.current != nil
 }
 
 // Say delivers a message from u in channel (thread "" for a top-level
 // message) and returns its ts.
 func (s *Server) Say(channel, thread string, u User, text string) string {
-	s.mu.Lock()
+	s.Mu.Lock()
 	ts := s.tsLocked()
 	s.messages = append(s.messages, &Message{Channel: channel, TS: ts, Thread: thread, User: u.ID, Text: text})
 	ev := map[string]any{"type": "message", "channel": channel, "user": u.ID, "text": text, "ts": ts, "event_ts": ts,
@@ -202,7 +169,7 @@ func (s *Server) Say(channel, thread string, u User, text string) string {
 	if thread != "" {
 		ev["thread_ts"] = thread
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	s.push("events_api", map[string]any{"token": "verif", "team_id": TeamID, "api_app_id": AppID, "type": "event_callback",
 		"event_id": "Ev" + ts, "event_time": time.Now().Unix(), "event": ev})
 	return ts
@@ -210,9 +177,9 @@ func (s *Server) Say(channel, thread string, u User, text string) string {
 
 // SayAsBot delivers a message posted by another app (a bot message).
 func (s *Server) SayAsBot(channel, thread, text string) {
-	s.mu.Lock()
+	s.Mu.Lock()
 	ts := s.tsLocked()
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	ev := map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "BOTHER", "channel": channel, "text": text, "ts": ts,
 		"event_ts": ts, "channel_type": channelType(channel)}
 	if thread != "" {
@@ -231,18 +198,7 @@ func channelType(ch string) string {
 // Click presses button actionID on message ts of channel as u and
 // returns the envelope id.
 func (s *Server) Click(u User, channel, ts, actionID string) string {
-	s.mu.Lock()
-	var m *Message
-	for _, x := range s.messages {
-		if x.Channel == channel && x.TS == ts {
-			m = x
-		}
-	}
-	if m == nil {
-		s.mu.Unlock()
-		s.t.Fatalf("slacktest: click on unknown message %s/%s", channel, ts)
-		return ""
-	}
+	m := chattest.Pressed(&s.Fake, &s.messages, func(x *Message) bool { return x.Channel == channel && x.TS == ts }, channel+"/"+ts)
 	s.nextTrig++
 	trig := fmt.Sprintf("%d.trig%d", time.Now().Unix(), s.nextTrig)
 	s.triggers[trig] = false
@@ -252,12 +208,12 @@ func (s *Server) Click(u User, channel, ts, actionID string) string {
 		container["thread_ts"] = m.Thread
 		msg["thread_ts"] = m.Thread
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	payload := map[string]any{
 		"type": "block_actions", "user": map[string]any{"id": u.ID, "username": u.Name, "name": u.Name, "team_id": TeamID},
 		"api_app_id": AppID, "token": "verif", "container": container, "trigger_id": trig,
 		"team": map[string]any{"id": TeamID}, "channel": map[string]any{"id": channel, "name": "warden"},
-		"response_url": s.srv.URL + "/response", "actions": []map[string]any{{"action_id": actionID, "block_id": "b0", "value": actionID,
+		"response_url": s.Base() + "/response", "actions": []map[string]any{{"action_id": actionID, "block_id": "b0", "value": actionID,
 			"type": "button", "action_ts": strconv.FormatInt(time.Now().Unix(), 10)}},
 	}
 	if m.Ephemeral == "" {
@@ -306,8 +262,8 @@ func (s *Server) Submit(u User, v View, values map[string]string) string {
 
 // push queues an envelope for the connection and returns its id.
 func (s *Server) push(kind string, payload any) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	s.nextEnv++
 	id := fmt.Sprintf("env-%d", s.nextEnv)
 	raw, err := json.Marshal(map[string]any{"envelope_id": id, "type": kind, "payload": payload, "accepts_response_payload": kind == "interactive", "retry_attempt": 0})
@@ -322,7 +278,7 @@ func (s *Server) push(kind string, payload any) string {
 // flushLocked sends queued envelopes on the current connection.
 func (s *Server) flushLocked() {
 	c := s.current
-	if c == nil || s.down || s.revoked {
+	if c == nil || s.Down || s.Revoked {
 		return
 	}
 	for len(s.queue) > 0 {
@@ -338,15 +294,15 @@ func (s *Server) flushLocked() {
 // Ack returns the acknowledgement of envelope id: its payload ("null"
 // when empty) and whether it came.
 func (s *Server) Ack(id string) (json.RawMessage, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	p, ok := s.acks[id]
 	return p, ok
 }
 
 // WaitAck waits for envelope id's acknowledgement.
 func (s *Server) WaitAck(id string, d time.Duration) json.RawMessage {
-	s.t.Helper()
+	s.T.Helper()
 	var p json.RawMessage
 	s.Wait("ack of "+id, d, func(s *Server) bool {
 		var ok bool
@@ -359,39 +315,39 @@ func (s *Server) WaitAck(id string, d time.Duration) json.RawMessage {
 // Messages returns copies of channel's messages (ephemerals included),
 // oldest first; "" for every channel.
 func (s *Server) Messages(channel string) []Message {
-	return chattest.Copies(&s.mu, &s.messages, func(m *Message) bool { return channel == "" || m.Channel == channel })
+	return chattest.Copies(&s.Mu, &s.messages, func(m *Message) bool { return channel == "" || m.Channel == channel })
 }
 
 // Views returns the modals opened so far.
-func (s *Server) Views() []View { return chattest.Copies(&s.mu, &s.views, nil) }
+func (s *Server) Views() []View { return chattest.Copies(&s.Mu, &s.views, nil) }
 
 // Wait waits until cond holds (checked on every change), failing the
 // test after d.
 func (s *Server) Wait(what string, d time.Duration, cond func(s *Server) bool) {
-	s.t.Helper()
-	s.changes.Wait(s.t, "slacktest: "+what, d, func() bool { return cond(s) }, s.dump)
+	s.T.Helper()
+	s.Fake.Wait(what, d, func() bool { return cond(s) })
 }
 
 // WaitMessage waits for a bot message (not ephemeral) in channel whose
 // text contains sub.
 func (s *Server) WaitMessage(channel, sub string, d time.Duration) Message {
-	s.t.Helper()
-	return chattest.WaitFor(s.t, &s.changes, "slacktest: a message with "+strconv.Quote(sub), d,
+	s.T.Helper()
+	return chattest.WaitFor(&s.Fake, "a message with "+strconv.Quote(sub), d,
 		func() []Message { return s.Messages(channel) },
-		func(m Message) bool { return m.User == "" && m.Ephemeral == "" && strings.Contains(m.Text, sub) }, s.dump)
+		func(m Message) bool { return m.User == "" && m.Ephemeral == "" && strings.Contains(m.Text, sub) })
 }
 
 // WaitEphemeral waits for an ephemeral message to user containing sub.
 func (s *Server) WaitEphemeral(user, sub string, d time.Duration) Message {
-	s.t.Helper()
-	return chattest.WaitFor(s.t, &s.changes, "slacktest: an ephemeral message with "+strconv.Quote(sub), d,
+	s.T.Helper()
+	return chattest.WaitFor(&s.Fake, "an ephemeral message with "+strconv.Quote(sub), d,
 		func() []Message { return s.Messages("") },
-		func(m Message) bool { return m.Ephemeral == user && strings.Contains(m.Text, sub) }, s.dump)
+		func(m Message) bool { return m.Ephemeral == user && strings.Contains(m.Text, sub) })
 }
 
 // Get returns message ts of channel.
 func (s *Server) Get(channel, ts string) (Message, bool) {
-	return chattest.Find(&s.mu, &s.messages, func(m *Message) bool { return m.Channel == channel && m.TS == ts })
+	return chattest.Find(&s.Mu, &s.messages, func(m *Message) bool { return m.Channel == channel && m.TS == ts })
 }
 
 func (s *Server) dump() string {
@@ -413,11 +369,11 @@ func (s *Server) pinger() {
 			return
 		case <-t.C:
 		}
-		s.mu.Lock()
+		s.Mu.Lock()
 		for c := range s.conns {
 			_ = c.WriteControl(websocket.PingMessage, []byte("ping"), time.Now().Add(time.Second))
 		}
-		s.mu.Unlock()
+		s.Mu.Unlock()
 	}
 }
 
@@ -467,11 +423,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fail(w, "invalid_form_data")
 		return
 	}
-	s.mu.Lock()
-	down, revoked := s.down, s.revoked
-	s.calls[method]++
-	s.broadcastLocked()
-	s.mu.Unlock()
+	down, revoked := s.Call(method)
 	if down {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
@@ -493,11 +445,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case "auth.test":
 		reply(w, map[string]any{"url": "https://warden-test.slack.com/", "team": "warden-test", "user": "warden", "team_id": TeamID, "user_id": BotUID, "bot_id": BotID})
 	case "apps.connections.open":
-		s.mu.Lock()
+		s.Mu.Lock()
 		s.opens++
 		n := s.opens
-		s.mu.Unlock()
-		reply(w, map[string]any{"url": "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/link?ticket=" + strconv.Itoa(n)})
+		s.Mu.Unlock()
+		reply(w, map[string]any{"url": s.WebSocketURL() + "/link?ticket=" + strconv.Itoa(n)})
 	case "chat.postMessage":
 		s.post(w, r.PostForm, "")
 	case "chat.postEphemeral":
@@ -539,12 +491,12 @@ func (s *Server) post(w http.ResponseWriter, f map[string][]string, ephemeralFor
 		fail(w, "no_text")
 		return
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	ts := s.tsLocked()
 	s.messages = append(s.messages, &Message{Channel: channel, TS: ts, Thread: get("thread_ts"), Text: text, Actions: actions,
 		Blocks: json.RawMessage(get("blocks")), Ephemeral: ephemeralFor, At: time.Now()})
-	s.broadcastLocked()
-	s.mu.Unlock()
+	s.Notify()
+	s.Mu.Unlock()
 	if ephemeralFor != "" {
 		reply(w, map[string]any{"message_ts": ts})
 		return
@@ -564,8 +516,8 @@ func (s *Server) update(w http.ResponseWriter, f map[string][]string) {
 		fail(w, "invalid_blocks", problems...)
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	for _, m := range s.messages {
 		if m.Channel != get("channel") || m.TS != get("ts") || m.Ephemeral != "" {
 			continue
@@ -576,7 +528,7 @@ func (s *Server) update(w http.ResponseWriter, f map[string][]string) {
 		}
 		m.Text, m.Actions, m.Blocks = text, actions, json.RawMessage(get("blocks"))
 		m.Edits++
-		s.broadcastLocked()
+		s.Notify()
 		reply(w, map[string]any{"channel": m.Channel, "ts": m.TS, "text": text})
 		return
 	}
@@ -586,15 +538,15 @@ func (s *Server) update(w http.ResponseWriter, f map[string][]string) {
 func (s *Server) openView(w http.ResponseWriter, body map[string]json.RawMessage) {
 	var trig string
 	_ = json.Unmarshal(body["trigger_id"], &trig)
-	s.mu.Lock()
+	s.Mu.Lock()
 	used, known := s.triggers[trig]
 	if !known || used {
-		s.mu.Unlock()
+		s.Mu.Unlock()
 		fail(w, "invalid_trigger_id")
 		return
 	}
 	s.triggers[trig] = true
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	var v struct {
 		Type       string          `json:"type"`
 		Title      textObj         `json:"title"`
@@ -626,19 +578,19 @@ func (s *Server) openView(w http.ResponseWriter, body map[string]json.RawMessage
 		fail(w, "invalid_arguments", problems...)
 		return
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	id := fmt.Sprintf("V%04d", len(s.views)+1)
 	s.views = append(s.views, &View{ID: id, CallbackID: v.CallbackID, Metadata: v.Metadata, Title: v.Title.Text, Trigger: trig, Inputs: inputs, Raw: body["view"]})
-	s.broadcastLocked()
-	s.mu.Unlock()
+	s.Notify()
+	s.Mu.Unlock()
 	reply(w, map[string]any{"view": map[string]any{"id": id, "type": "modal", "callback_id": v.CallbackID}})
 }
 
 // socket serves a Socket Mode connection.
 func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	bad := s.down || s.revoked
-	s.mu.Unlock()
+	s.Mu.Lock()
+	bad := s.Down || s.Revoked
+	s.Mu.Unlock()
 	if bad {
 		http.Error(w, "unavailable", http.StatusServiceUnavailable)
 		return
@@ -649,21 +601,21 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	s.conns[c] = true
 	_ = c.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello","num_connections":1,"debug_info":{"host":"slacktest","approximate_connection_time":18060},"connection_info":{"app_id":"`+AppID+`"}}`))
 	s.current = c
 	s.flushLocked()
-	s.broadcastLocked()
-	s.mu.Unlock()
+	s.Notify()
+	s.Mu.Unlock()
 	defer func() {
-		s.mu.Lock()
+		s.Mu.Lock()
 		delete(s.conns, c)
 		if s.current == c {
 			s.current = nil
 		}
-		s.broadcastLocked()
-		s.mu.Unlock()
+		s.Notify()
+		s.Mu.Unlock()
 		_ = c.Close()
 	}()
 	for {
@@ -681,17 +633,17 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 		if len(ack.Payload) == 0 {
 			ack.Payload = json.RawMessage("null")
 		}
-		s.mu.Lock()
+		s.Mu.Lock()
 		s.acks[ack.EnvelopeID] = ack.Payload
-		s.broadcastLocked()
-		s.mu.Unlock()
+		s.Notify()
+		s.Mu.Unlock()
 	}
 }
 
 // Disconnect asks the client to reconnect, as Slack does now and then.
 func (s *Server) Disconnect() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	if s.current != nil {
 		_ = s.current.WriteMessage(websocket.TextMessage, []byte(`{"type":"disconnect","reason":"refresh_requested","debug_info":{"host":"slacktest"}}`))
 	}

@@ -16,10 +16,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -78,79 +76,50 @@ type CallbackAnswer struct {
 
 // Server is the fake.
 type Server struct {
-	t     testing.TB
-	srv   *httptest.Server
+	chattest.Fake
 	token string
 
-	mu       sync.Mutex
-	down     bool
-	revoked  bool
 	updates  []json.RawMessage // queued, by update id
 	firstID  int               // update id of updates[0]
 	nextID   int
-	wake     chan struct{}
 	messages []*Message
 	nextMsg  int
 	queries  map[string]bool // callback query id → answered
 	answers  []CallbackAnswer
 	nextQ    int
-	calls    map[string]int // when each sendMessage arrived
-	changes  chattest.Changes
 }
 
 // New starts a fake for token; it stops when the test ends.
 func New(t testing.TB, token string) *Server {
-	s := &Server{t: t, token: token, firstID: 1, nextID: 1, nextMsg: 1, wake: make(chan struct{}),
-		queries: map[string]bool{}, calls: map[string]int{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
+	s := &Server{token: token, firstID: 1, nextID: 1, nextMsg: 1, queries: map[string]bool{}}
+	s.Start(t, "telegramtest", s.serve, s.Close, s.dump)
 	return s
 }
 
 // Endpoint is the method URL pattern for the adapter's Endpoint option.
-func (s *Server) Endpoint() string { return s.srv.URL + "/bot%s/%s" }
+func (s *Server) Endpoint() string { return s.Base() + "/bot%s/%s" }
 
 // Close stops the server.
 func (s *Server) Close() {
-	s.mu.Lock()
-	s.down = true
-	s.broadcastLocked()
-	s.mu.Unlock()
-	s.srv.CloseClientConnections()
-	s.srv.Close()
+	s.Switch(&s.Down, true, nil)
+	s.Stop()
 }
 
 // SetDown makes every call fail (502) while down, as in an outage.
 func (s *Server) SetDown(down bool) {
-	s.outage(&s.down, down)
+	s.Switch(&s.Down, down, nil)
 	if down {
-		s.srv.CloseClientConnections()
+		s.Hangup()
 	}
 }
 
 // Revoke makes the token invalid (401 Unauthorized), as when it is
 // revoked at @BotFather.
-func (s *Server) Revoke(revoked bool) { s.outage(&s.revoked, revoked) }
-
-// outage sets an outage switch (down, revoked) and wakes long polls and
-// waiters.
-func (s *Server) outage(sw *bool, on bool) {
-	s.mu.Lock()
-	*sw = on
-	s.broadcastLocked()
-	s.mu.Unlock()
-}
-
-// broadcastLocked wakes long polls and waiters.
-func (s *Server) broadcastLocked() {
-	close(s.wake)
-	s.wake = make(chan struct{})
-	s.changes.Notify()
-}
+func (s *Server) Revoke(revoked bool) { s.Switch(&s.Revoked, revoked, nil) }
 
 func (s *Server) push(u map[string]any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	u["update_id"] = s.nextID
 	s.nextID++
 	b, err := json.Marshal(u)
@@ -158,7 +127,7 @@ func (s *Server) push(u map[string]any) {
 		panic(err)
 	}
 	s.updates = append(s.updates, b)
-	s.broadcastLocked()
+	s.Notify()
 }
 
 func chatOf(chat int64) map[string]any {
@@ -175,11 +144,11 @@ func (s *Server) Say(chat int64, thread int, u User, text string) {
 
 // SayAt is Say with the message's date.
 func (s *Server) SayAt(chat int64, thread int, u User, text string, at time.Time) {
-	s.mu.Lock()
+	s.Mu.Lock()
 	id := s.nextMsg
 	s.nextMsg++
 	s.messages = append(s.messages, &Message{ID: id, Chat: chat, Thread: thread, From: u, Text: text, Sent: at})
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	m := map[string]any{"message_id": id, "from": u, "chat": chatOf(chat), "date": at.Unix(), "text": text}
 	if thread != 0 {
 		m["message_thread_id"], m["is_topic_message"] = thread, true
@@ -194,18 +163,7 @@ func (s *Server) SayAt(chat int64, thread int, u User, text string, at time.Time
 // Click presses the button with data on message id, as u, and returns
 // the callback query's id.
 func (s *Server) Click(u User, msg int, data string) string {
-	s.mu.Lock()
-	var m *Message
-	for _, x := range s.messages {
-		if x.ID == msg {
-			m = x
-		}
-	}
-	if m == nil {
-		s.mu.Unlock()
-		s.t.Fatalf("telegramtest: click on unknown message %d", msg)
-		return ""
-	}
+	m := chattest.Pressed(&s.Fake, &s.messages, func(x *Message) bool { return x.ID == msg }, strconv.Itoa(msg))
 	s.nextQ++
 	qid := fmt.Sprintf("q%d", s.nextQ)
 	s.queries[qid] = false
@@ -214,7 +172,7 @@ func (s *Server) Click(u User, msg int, data string) string {
 	if m.Thread != 0 {
 		mm["message_thread_id"], mm["is_topic_message"] = m.Thread, true
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	s.push(map[string]any{"callback_query": map[string]any{"id": qid, "from": u, "message": mm, "chat_instance": "ci", "data": data}})
 	return qid
 }
@@ -223,61 +181,54 @@ func (s *Server) Click(u User, msg int, data string) string {
 // included, and returns the copy's id: what a chat shows when a post
 // reached the platform but its answer was lost and the bot posted again.
 func (s *Server) Duplicate(id int) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	for _, m := range s.messages {
 		if m.ID == id {
 			c := *m
 			c.ID, c.Edits = s.nextMsg, 0
 			s.nextMsg++
 			s.messages = append(s.messages, &c)
-			s.broadcastLocked()
+			s.Notify()
 			return c.ID
 		}
 	}
-	s.t.Fatalf("telegramtest: duplicate of unknown message %d", id)
+	s.T.Fatalf("telegramtest: duplicate of unknown message %d", id)
 	return 0
 }
 
 // Messages returns a copy of the messages of chat, oldest first (chat 0:
 // all).
 func (s *Server) Messages(chat int64) []Message {
-	return chattest.Copies(&s.mu, &s.messages, func(m *Message) bool { return chat == 0 || m.Chat == chat })
+	return chattest.Copies(&s.Mu, &s.messages, func(m *Message) bool { return chat == 0 || m.Chat == chat })
 }
 
 // Answers returns the callback queries' answers so far.
 func (s *Server) Answers() []CallbackAnswer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	return append([]CallbackAnswer(nil), s.answers...)
-}
-
-// Calls returns how often method was called.
-func (s *Server) Calls(method string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[method]
 }
 
 // Wait waits until cond holds (checked on every change), failing the
 // test after d.
 func (s *Server) Wait(what string, d time.Duration, cond func(s *Server) bool) {
-	s.t.Helper()
-	s.changes.Wait(s.t, "telegramtest: "+what, d, func() bool { return cond(s) }, s.dump)
+	s.T.Helper()
+	s.Fake.Wait(what, d, func() bool { return cond(s) })
 }
 
 // WaitMessage waits for a bot message in chat whose text contains sub
 // and returns it.
 func (s *Server) WaitMessage(chat int64, sub string, d time.Duration) Message {
-	s.t.Helper()
-	return chattest.WaitFor(s.t, &s.changes, "telegramtest: a message with "+strconv.Quote(sub), d,
+	s.T.Helper()
+	return chattest.WaitFor(&s.Fake, "a message with "+strconv.Quote(sub), d,
 		func() []Message { return s.Messages(chat) },
-		func(m Message) bool { return m.From.ID == BotID && strings.Contains(m.Text, sub) }, s.dump)
+		func(m Message) bool { return m.From.ID == BotID && strings.Contains(m.Text, sub) })
 }
 
 // Message returns message id.
 func (s *Server) Message(id int) (Message, bool) {
-	return chattest.Find(&s.mu, &s.messages, func(m *Message) bool { return m.ID == id })
+	return chattest.Find(&s.Mu, &s.messages, func(m *Message) bool { return m.ID == id })
 }
 
 func (s *Server) dump() string {
@@ -307,11 +258,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	s.mu.Lock()
-	down, revoked := s.down, s.revoked
-	s.calls[method]++
-	s.broadcastLocked()
-	s.mu.Unlock()
+	down, revoked := s.Call(method)
 	switch {
 	case down:
 		fail(w, http.StatusBadGateway, "Bad Gateway")
@@ -335,18 +282,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case "editMessageText":
 		s.editMessageText(w, f.Get("chat_id"), f.Get("message_id"), f.Get("text"), f.Get("parse_mode"), f.Get("reply_markup"))
 	case "answerCallbackQuery":
-		s.mu.Lock()
+		s.Mu.Lock()
 		id := f.Get("callback_query_id")
 		answered, known := s.queries[id]
 		if !known || answered {
-			s.mu.Unlock()
+			s.Mu.Unlock()
 			fail(w, http.StatusBadRequest, "Bad Request: query is too old and response timeout expired or query ID is invalid")
 			return
 		}
 		s.queries[id] = true
 		s.answers = append(s.answers, CallbackAnswer{Query: id, Text: f.Get("text"), Alert: f.Get("show_alert") == "true"})
-		s.broadcastLocked()
-		s.mu.Unlock()
+		s.Notify()
+		s.Mu.Unlock()
 		reply(w, true)
 	default:
 		fail(w, http.StatusNotFound, "Not Found: method not found")
@@ -359,25 +306,25 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, offset, time
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(secs)*time.Second)
 	defer cancel()
 	for {
-		s.mu.Lock()
+		s.Mu.Lock()
 		// An offset confirms every earlier update: they are gone.
 		for len(s.updates) > 0 && s.firstID < off {
 			s.updates = s.updates[1:]
 			s.firstID++
 		}
-		if s.down || s.revoked {
-			s.mu.Unlock()
+		if s.Down || s.Revoked {
+			s.Mu.Unlock()
 			fail(w, http.StatusBadGateway, "Bad Gateway")
 			return
 		}
 		if len(s.updates) > 0 {
 			out := append([]json.RawMessage(nil), s.updates...)
-			s.mu.Unlock()
+			s.Mu.Unlock()
 			reply(w, out)
 			return
 		}
-		wake := s.wake
-		s.mu.Unlock()
+		wake := s.Next()
+		s.Mu.Unlock()
 		select {
 		case <-wake:
 		case <-ctx.Done():
@@ -452,13 +399,13 @@ func (s *Server) sendMessage(w http.ResponseWriter, chatID, thread, text, mode, 
 		return
 	}
 	th, _ := strconv.Atoi(thread)
-	s.mu.Lock()
+	s.Mu.Lock()
 	id := s.nextMsg
 	s.nextMsg++
 	m := &Message{ID: id, Chat: chat, Thread: th, From: User{ID: BotID, IsBot: true, First: "warden", UserName: BotName}, Text: text, Keyboard: kb, Sent: time.Now()}
 	s.messages = append(s.messages, m)
-	s.broadcastLocked()
-	s.mu.Unlock()
+	s.Notify()
+	s.Mu.Unlock()
 	out := map[string]any{"message_id": id, "from": m.From, "chat": chatOf(chat), "date": m.Sent.Unix(), "text": text}
 	if th != 0 {
 		out["message_thread_id"], out["is_topic_message"] = th, true
@@ -474,8 +421,8 @@ func (s *Server) editMessageText(w http.ResponseWriter, chatID, msgID, text, mod
 		fail(w, http.StatusBadRequest, e)
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	for _, m := range s.messages {
 		if m.ID != id || m.Chat != chat {
 			continue
@@ -490,7 +437,7 @@ func (s *Server) editMessageText(w http.ResponseWriter, chatID, msgID, text, mod
 		}
 		m.Text, m.Keyboard = text, kb
 		m.Edits++
-		s.broadcastLocked()
+		s.Notify()
 		reply(w, map[string]any{"message_id": id, "chat": chatOf(chat), "date": m.Sent.Unix(), "text": text})
 		return
 	}
