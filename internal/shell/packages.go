@@ -198,6 +198,11 @@ var npmRun = npmSpec.with("+", "package=")
 // ruleNode: npm/pnpm/yarn removal and publishing verbs after their global
 // options; npx, npm exec and friends run a package's program (or -c
 // code).
+// nodePrograms are npm/pnpm/yarn config keys whose value is a program
+// the tool runs later.
+var nodePrograms = map[string]bool{"script-shell": true, "shell": true, "editor": true, "browser": true, "git": true,
+	"viewer": true, "node-options": true, "yarn-path": true, "yarnpath": true}
+
 func ruleNode(c *cmd) {
 	switch c.name {
 	case "npx", "pnpx", "bunx":
@@ -244,6 +249,23 @@ func ruleNode(c *cmd) {
 	case c.name == "npm" && verb == "cache" && len(ops) > 1 && ops[1].Value == "clean":
 	case c.name == "npm" && verb == "token" && len(ops) > 1 && ops[1].Value == "list":
 		c.findDetail(clsSecretRead, c.span, "npm token list")
+	case verb == "config" && len(ops) > 2 && (ops[1].Value == "set" || ops[1].Value == "add"):
+		// A program the tool runs later (script-shell, editor, …) set
+		// in its config runs as a program option does.
+		key, val, ok := strings.Cut(ops[2].Value, "=")
+		if !ok {
+			if len(ops) < 4 {
+				break
+			}
+			val = ops[3].Value
+		}
+		if nodePrograms[strings.ToLower(strings.TrimPrefix(key, "--"))] {
+			v := ops[len(ops)-1]
+			if ok {
+				v = sub(ops[2], len(ops[2].Value)-len(val))
+			}
+			c.programOption(v, c.name+" config "+key)
+		}
 	}
 	c.publish(&p, ops)
 }
