@@ -86,6 +86,30 @@ var gitProgramKeys = sync.OnceValue(func() *regexp.Regexp {
 // ruleGit reads git's global options (-C DIR, -c KEY=VALUE, …), then the
 // subcommand with its own options; an alias given with -c is read as the
 // git command it stands for.
+// gitTree judges what git reads of a working tree it is pointed at
+// (-C DIR, --work-tree DIR): add stores its pathspecs (all of the tree
+// without one, or with -A), stash -u keeps the untracked files too. git
+// -C ~/.ssh add . reads the keys; status and commit -a only look at
+// what is tracked already.
+func (c *cmd) gitTree(dirs []Arg, sub string, rest []Arg) {
+	var specs []Arg
+	all := false
+	for _, a := range rest {
+		switch {
+		case a.Value == "-A" || a.Value == "--all" || sub == "stash" && (a.Value == "-u" || a.Value == "--include-untracked" || a.Value == "-a"):
+			all = true
+		case !strings.HasPrefix(a.Value, "-"):
+			specs = append(specs, a)
+		}
+	}
+	switch {
+	case sub == "add" && (all || len(specs) == 0), sub == "stash" && all:
+		c.tree(dirs, accRead)
+	case sub == "add":
+		c.tree(inDirs(dirs, specs), accRead)
+	}
+}
+
 func ruleGit(c *cmd) {
 	g := c.parse(gitGlobal)
 	for _, v := range g.values("c") {
@@ -107,6 +131,9 @@ func ruleGit(c *cmd) {
 		return
 	}
 	subArg := g.operands[0]
+	if dirs := append(g.values("C"), g.values("work-tree")...); len(dirs) > 0 {
+		c.gitTree(dirs, subArg.Value, c.args[g.end+1:])
+	}
 	sub := subArg.Value
 	at := g.end
 	// An alias set on this line is the command it stands for.
