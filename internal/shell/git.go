@@ -86,8 +86,8 @@ var gitProgramKeys = sync.OnceValue(func() *regexp.Regexp {
 // ruleGit reads git's global options (-C DIR, -c KEY=VALUE, …), then the
 // subcommand with its own options; an alias given with -c is read as the
 // git command it stands for.
-// gitTree judges what git reads of a working tree it is pointed at
-// (-C DIR, --work-tree DIR): add stores its pathspecs (all of the tree
+// gitTree judges what git reads of the working tree it works in (-C
+// DIR, --work-tree DIR, or here): add stores its pathspecs (all of the tree
 // without one, or with -A), stash -u keeps the untracked files too. git
 // -C ~/.ssh add . reads the keys; status and commit -a only look at
 // what is tracked already.
@@ -106,7 +106,13 @@ func (c *cmd) gitTree(dirs []Arg, sub string, rest []Arg) {
 	case sub == "add" && (all || len(specs) == 0), sub == "stash" && all:
 		c.tree(dirs, accRead)
 	case sub == "add":
-		c.tree(inDirs(dirs, specs), accRead)
+		var abs []Arg
+		for _, a := range specs {
+			if strings.HasPrefix(a.Value, "/") || strings.HasPrefix(a.Value, "~") {
+				abs = append(abs, a)
+			}
+		}
+		c.tree(append(abs, inDirs(dirs, specs)...), accRead)
 	}
 }
 
@@ -131,9 +137,11 @@ func ruleGit(c *cmd) {
 		return
 	}
 	subArg := g.operands[0]
-	if dirs := append(g.values("C"), g.values("work-tree")...); len(dirs) > 0 {
-		c.gitTree(dirs, subArg.Value, c.args[g.end+1:])
+	dirs := append(g.values("C"), g.values("work-tree")...)
+	if len(dirs) == 0 {
+		dirs = []Arg{{Value: ".", Static: true, Span: subArg.Span}}
 	}
+	c.gitTree(dirs, subArg.Value, c.args[g.end+1:])
 	sub := subArg.Value
 	at := g.end
 	// An alias set on this line is the command it stands for.
@@ -159,6 +167,32 @@ func ruleGit(c *cmd) {
 		return
 	}
 	c.gitSub(sub, at)
+	c.gitCarries(g, sub)
+}
+
+// gitCarries follows a secret through a repository: add, commit or
+// stash of files that hold one puts it in the repository (the one at -C
+// DIR, or here), and a later push of that repository sends it
+// (cd ~/.ssh && git add . && git push URL).
+func (c *cmd) gitCarries(g opts, sub string) {
+	repo := "."
+	if d := g.values("C"); len(d) > 0 {
+		if !d[len(d)-1].Static {
+			return
+		}
+		repo = d[len(d)-1].Value
+	}
+	key := "git:" + c.w.pathKey(repo)
+	switch sub {
+	case "add", "commit", "stash":
+		if secret := c.w.meta[c.idx].secret; secret != "" {
+			c.w.taint(key, strings.TrimSuffix(secret, " "))
+		}
+	case "push":
+		if what, ok := c.w.tainted[key]; ok {
+			c.findDetail(clsExfilSecret, c.span, what+", added to the repository pushed")
+		}
+	}
 }
 
 // gitAlias returns the value of alias.NAME set with -c on this line.
