@@ -20,6 +20,10 @@ import (
 type constVal struct {
 	value string
 	after int // offset after which uses see the value
+	// until, when set, is the offset of a statement that could change
+	// the value where the walk cannot see it (source, eval, a function
+	// of the line): uses from there on do not see it.
+	until int
 	// elems are an array's elements (a=(x y z)), when array is set.
 	elems []string
 	array bool
@@ -27,6 +31,82 @@ type constVal struct {
 	// after offset exportAt (export H=~, or H=~; export H).
 	export   bool
 	exportAt int
+}
+
+// visible reports whether a use at offset off sees the value.
+func (c constVal) visible(off int) bool { return off >= c.after }
+
+// seen returns whether a use of c at p sees its value. A use after a
+// barrier (until) still judges the value it had, since it may well
+// still have it, and is opaque besides: it could be anything now
+// (H=~; source ./x; rm -rf $H is both a delete of the home and of an
+// unknown path), so no bypass allows it.
+func (w *walker) seen(c constVal, p syntax.Node) bool {
+	off := int(p.Pos().Offset())
+	if !c.visible(off) {
+		return false
+	}
+	if c.until != 0 && off >= c.until {
+		w.a.Dynamic = true
+		w.findDetail(-1, clsDynamic, w.span(p.Pos(), p.End()), "a value set before source, eval or a function call that could change it")
+	}
+	return true
+}
+
+// barriers are the offsets of the statements of f that can change any
+// variable where the walk does not look: source and ., eval (also
+// behind builtin or command), and calls of the line's own functions
+// that do either (or call another of them).
+func barriers(f *syntax.File) []int {
+	funcs := map[string]*syntax.FuncDecl{}
+	walkTree(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
+			funcs[fd.Name.Value] = fd
+		}
+		return true
+	})
+	called := func(ce *syntax.CallExpr) string {
+		if len(ce.Args) == 0 {
+			return ""
+		}
+		name := ce.Args[0].Lit()
+		if (name == "builtin" || name == "command") && len(ce.Args) > 1 {
+			name = ce.Args[1].Lit()
+		}
+		return name
+	}
+	risky := map[string]bool{}
+	for name, fd := range funcs {
+		walkTree(fd.Body, func(n syntax.Node) bool {
+			if ce, ok := n.(*syntax.CallExpr); ok {
+				c := called(ce)
+				risky[name] = risky[name] || c == "source" || c == "." || c == "eval" || funcs[c] != nil
+			}
+			return !risky[name]
+		})
+	}
+	var out []int
+	walkTree(f, func(n syntax.Node) bool {
+		if ce, ok := n.(*syntax.CallExpr); ok {
+			if c := called(ce); c == "source" || c == "." || c == "eval" || risky[c] {
+				out = append(out, int(ce.End().Offset())) // its own words see the value
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// fence sets each constant's until: the first barrier after it is set.
+func fence(consts map[string]constVal, bars []int) {
+	for k, c := range consts {
+		for _, b := range bars {
+			if b >= c.after && (c.until == 0 || b < c.until) {
+				c.until = b
+			}
+		}
+		consts[k] = c
+	}
 }
 
 // constants finds the constants of a parsed text.
@@ -300,7 +380,7 @@ func (w *walker) constant(p *syntax.ParamExp) (string, bool) {
 		return "", false
 	}
 	c, ok := w.lvl.consts[p.Param.Value]
-	if !ok || int(p.Pos().Offset()) < c.after {
+	if !ok || !w.seen(c, p) {
 		return "", false
 	}
 	return c.value, true
@@ -316,7 +396,7 @@ func (w *walker) constantArray(p *syntax.ParamExp) ([]string, bool) {
 	if p.Index == nil && p.Param.Value == "@" {
 		// "$@": the positional parameters, one word each.
 		c, ok := w.lvl.consts["@"]
-		if !ok || int(p.Pos().Offset()) < c.after {
+		if !ok || !w.seen(c, p) {
 			return nil, false
 		}
 		return c.elems, true
@@ -329,7 +409,7 @@ func (w *walker) constantArray(p *syntax.ParamExp) ([]string, bool) {
 		return nil, false
 	}
 	c, ok := w.lvl.consts[p.Param.Value]
-	if !ok || !c.array || int(p.Pos().Offset()) < c.after {
+	if !ok || !c.array || !w.seen(c, p) {
 		return nil, false
 	}
 	return c.elems, true

@@ -1109,7 +1109,7 @@ func (w *walker) inherit(consts map[string]constVal, f *syntax.File, env map[str
 func (w *walker) childEnv(idx int) map[string]string {
 	var env map[string]string
 	for name, cv := range w.lvl.consts {
-		if !cv.export || cv.array || cv.after > w.stmtOff || cv.exportAt > w.stmtOff {
+		if !cv.export || cv.array || !cv.visible(w.stmtOff) || cv.until != 0 && w.stmtOff >= cv.until || cv.exportAt > w.stmtOff {
 			continue
 		}
 		if env == nil {
@@ -1136,6 +1136,9 @@ func (w *walker) textConsts(f *syntax.File, src string) map[string]constVal {
 	consts := w.constants(f)
 	if strings.Contains(src, "set") && strings.Contains(src, "--") {
 		consts = topPositional(f, consts)
+	}
+	if len(consts) > 0 {
+		fence(consts, barriers(f))
 	}
 	return consts
 }
