@@ -157,11 +157,14 @@ func findVia(action string) string {
 	return "find " + action
 }
 
-func ruleFind(c *cmd) {
+// findStarts returns find's start paths (nil for none: the working
+// directory), whether its options follow links, and the index of the
+// expression after them.
+func findStarts(args []Arg) ([]Arg, bool, int) {
 	i := 1
 	followsLinks := false // -H, -L, -follow: a start that is a link leads elsewhere
-	for i < len(c.args) {
-		v := c.args[i].Value
+	for i < len(args) {
+		v := args[i].Value
 		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") {
 			followsLinks = v == "-H" || v == "-L" || followsLinks && v != "-P"
 			i++
@@ -176,17 +179,31 @@ func ruleFind(c *cmd) {
 		}
 		break
 	}
-	s0 := i
-	for i < len(c.args) {
-		v := c.args[i].Value
+	s0 := min(i, len(args))
+	for i < len(args) {
+		v := args[i].Value
 		if strings.HasPrefix(v, "-") || v == "(" || v == "!" || v == ")" || v == "," {
 			break
 		}
 		i++
 	}
-	starts := c.args[s0:i:i] // read only
+	i = min(i, len(args))
+	starts := args[s0:i:i] // read only
 	if len(starts) == 0 {
 		starts = nil
+	}
+	return starts, followsLinks, i
+}
+
+func ruleFind(c *cmd) {
+	starts, followsLinks, i := findStarts(c.args)
+	for _, s := range starts {
+		// Listing warden's own directory is reaching it, as ls is.
+		if p, ok := c.w.argPath(s); ok {
+			if cls, tier, d := c.w.pathClass(p, accRead); cls == clsWardenSelf {
+				c.w.findTier(c.idx, cls, tier, s.Span, d)
+			}
+		}
 	}
 	deletes, opens := false, false
 	maxDepth := -1

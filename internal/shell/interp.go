@@ -684,11 +684,47 @@ func ruleParallel(c *cmd) {
 	}
 	if end > 0 {
 		c.codeText(p.operands[:end], "parallel")
+		// Each input after ::: is quoted into the template ({} or at
+		// its end): parallel cat ::: FILE reads FILE.
+		if end < len(p.operands) && p.operands[end].Value == ":::" {
+			inputs := p.operands[end+1:]
+			for i, in := range inputs {
+				if i >= maxLoopValues || strings.HasPrefix(in.Value, ":::") {
+					break
+				}
+				q := in
+				q.Value = quoteWord(in.Value)
+				if !in.Static {
+					// Known at run time only: one word the payload
+					// cannot see (rm -rf {} of it is delete.unknown).
+					q.Value, q.Static = `"$__parallel_input"`, true
+				}
+				c.codeText(fillTemplate(p.operands[:end], q), "parallel :::")
+			}
+		}
 		return
 	}
 	if c.in.kind == stdinPipe || c.in.kind == stdinText {
 		c.stdinCode("shell") // each input line is a command
 	}
+}
+
+// fillTemplate puts in where the template says {}, or after it.
+func fillTemplate(tmpl []Arg, in Arg) []Arg {
+	out := make([]Arg, 0, len(tmpl)+1)
+	placed := false
+	for _, a := range tmpl {
+		if strings.Contains(a.Value, "{}") {
+			a.Value = strings.ReplaceAll(a.Value, "{}", in.Value)
+			a.Static = a.Static && in.Static
+			placed = true
+		}
+		out = append(out, a)
+	}
+	if !placed {
+		out = append(out, in)
+	}
+	return out
 }
 
 // ruleSSH: ssh HOST CODE; -o options that run programs.
@@ -780,4 +816,23 @@ func ruleAwk(c *cmd) {
 
 func unescapeAwk(s string) string {
 	return strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\n`, "\n", `\t`, "\t").Replace(s)
+}
+
+// quoteWord quotes an argument's value for a payload, so that the
+// payload's shell reads it back as the one word it was. A leading ~
+// (the analyser keeps the home symbolic; the outer shell had expanded
+// it) stays outside the quotes.
+func quoteWord(v string) string {
+	home := ""
+	if strings.HasPrefix(v, "~") {
+		i := strings.IndexByte(v, '/')
+		if i < 0 {
+			i = len(v)
+		}
+		home, v = v[:i], v[i:]
+	}
+	if v == "" {
+		return home
+	}
+	return home + "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }

@@ -966,6 +966,10 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 				k.xargsInput(text)
 			}
 			w.freeCmd(k)
+			return
+		}
+		if w.meta[c].consumer == "xargs" {
+			w.xargsFromFind(c, prevStart, prevEnd)
 		}
 		return
 	}
@@ -997,6 +1001,34 @@ func (w *walker) judgeFeed(c int, starts []int, via []string) {
 		}
 	}
 	w.find(-1, clsStdinShell, cmd.Span)
+}
+
+// xargsFromFind judges `find STARTS … | xargs CMD`: CMD gets the names
+// find lists, so a CMD that opens its operands reads the trees of the
+// starts, as find -exec CMD does.
+func (w *walker) xargsFromFind(c, from, to int) {
+	reader := false
+	for i := c + 1; i < len(w.a.Commands); i++ {
+		if in := &w.a.Commands[i]; len(in.Via) > 0 && strings.HasPrefix(in.Via[len(in.Via)-1], "xargs") {
+			reader = !metadataOnly[in.key()]
+			break
+		}
+	}
+	if !reader {
+		return
+	}
+	for p := from; p < to; p++ {
+		if w.a.Commands[p].key() != "find" {
+			continue
+		}
+		k := w.feedCmd(p)
+		starts, _, _ := findStarts(k.args)
+		if starts == nil {
+			starts = []Arg{{Value: ".", Static: true, Span: k.span}}
+		}
+		k.tree(starts, accRead)
+		w.freeCmd(k)
+	}
 }
 
 // feedCmd makes a rule context for candidate i, to judge its input
