@@ -15,14 +15,12 @@ import (
 	termui "github.com/wardenhq/warden/internal/surface/terminal"
 )
 
-// approvalsOptions are the flags of warden approvals and its verbs.
+// approvalsOptions are the flags of warden approvals approve (the
+// others' are the host verb's).
 type approvalsOptions struct {
-	state   string
-	json    bool
 	scope   string
 	grain   string
 	pattern string
-	reason  string
 	content string
 }
 

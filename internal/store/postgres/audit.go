@@ -2,10 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden/internal/store/sqldb"
 )
@@ -21,24 +18,4 @@ func (db *DB) VerifyChain(ctx context.Context) (int, error) {
 		return n, fmt.Errorf("verify audit chain: %w", err)
 	}
 	return n, nil
-}
-
-// beginRead runs fn in a read-only repeatable-read transaction: one
-// snapshot.
-func beginRead(ctx context.Context, q querier, fn func(pgx.Tx) error) error {
-	b, ok := q.(interface {
-		BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
-	})
-	if !ok {
-		return errors.New("cannot begin a transaction")
-	}
-	tx, err := b.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
 }

@@ -102,3 +102,11 @@ func (db *DB) ReapHosts(ctx context.Context, at time.Time, reason string) ([]sto
 	}
 	return reaped, runs, nil
 }
+
+// now is the store's default for a zero time.
+func now(at time.Time) time.Time {
+	if at.IsZero() {
+		return time.Now()
+	}
+	return at
+}

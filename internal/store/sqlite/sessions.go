@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/wardenhq/warden/internal/store"
@@ -47,17 +46,4 @@ func (db *DB) upsertSession(ctx context.Context, s store.SessionRow) error {
 		_, err := tx.ExecContext(ctx, sqlSessionInsert, args...)
 		return err
 	})
-}
-
-// oneRow turns an UPDATE or DELETE that matched nothing into
-// store.ErrNotFound.
-func oneRow(res sql.Result) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return store.ErrNotFound
-	}
-	return nil
 }
