@@ -182,6 +182,10 @@ func (c *cmd) gitCarries(g opts, sub string) {
 		}
 		repo = d[len(d)-1].Value
 	}
+	if d := g.values("git-dir"); len(d) > 0 && d[len(d)-1].Static {
+		// The repository itself, wherever its working tree is.
+		repo = d[len(d)-1].Value
+	}
 	key := "git:" + c.w.pathKey(repo)
 	switch sub {
 	case "add", "commit", "stash":
