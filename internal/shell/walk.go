@@ -247,6 +247,14 @@ func (w *walker) run() {
 		return
 	}
 	w.lvl.src, w.lvl.cr = text, cr
+	if w.dir.known {
+		// A command that runs inside warden's own directory reaches
+		// its files by their bare names (cat config.yaml), which are
+		// not told from any other word.
+		if cls, tier, d := w.pathClass(w.dir.path, accRead); cls == clsWardenSelf {
+			w.findTier(-1, cls, tier, Span{0, len(a.Input)}, "runs in "+d)
+		}
+	}
 	if w.fast(text) {
 		w.verdict()
 		return
