@@ -178,7 +178,11 @@ var fileShapes = sync.OnceValue(func() (sh struct {
 
 // builtinEntries are the entries of the built-in protected-path table,
 // built once, on first use.
-var builtinEntries = sync.OnceValue(func() []protect.Entry { return protect.New(protect.Paths{}).Entries() })
+var builtinEntries = sync.OnceValue(func() []protect.Entry { return defaultTable().Entries() })
+
+// defaultTable is the built-in protected-path table alone, with
+// warden's default locations and none of an owner's own paths.
+var defaultTable = sync.OnceValue(func() *protect.Table { return protect.New(protect.Paths{}) })
 
 func protectedShapes() (map[string]bool, map[string]bool, []string) {
 	names, exts := map[string]bool{}, map[string]bool{}

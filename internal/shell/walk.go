@@ -247,12 +247,14 @@ func (w *walker) run() {
 		return
 	}
 	w.lvl.src, w.lvl.cr = text, cr
-	if w.dir.known {
-		// A command that runs inside warden's own directory reaches
-		// its files by their bare names (cat config.yaml), which are
-		// not told from any other word.
-		if cls, tier, d := w.pathClass(w.dir.path, accRead); cls == clsWardenSelf {
-			w.findTier(-1, cls, tier, Span{0, len(a.Input)}, "runs in "+d)
+	if w.dir.known && strings.HasPrefix(w.dir.path, "/") {
+		// A command that runs inside warden's own default directories
+		// reaches its files by their bare names (cat config.yaml),
+		// which are not told from any other word. (Only the default
+		// ones: a config file given in a project protects the
+		// project's directory, where commands must still run.)
+		if m := defaultTable().Match(w.dir.path, protect.Read); m.Class == clsWardenSelf {
+			w.findTier(-1, clsWardenSelf, TierHardline, Span{0, len(a.Input)}, "runs in "+w.dir.path+", warden's own directory")
 		}
 	}
 	if w.fast(text) {
