@@ -444,7 +444,14 @@ func (p *Policy) assessTool(act action.Action, kind, name string, readOnly bool,
 	// A tool's arguments may name paths; warden's own files are out of
 	// reach whatever the tool does with them, however it is allowed
 	// (a read-only hint, a rule), and a secret is never read unasked.
-	m, named := p.argPaths(act.Args)
+	m, named, complete := p.argPaths(act.Args)
+	if !complete {
+		// Too many strings to judge, or arguments that are not JSON:
+		// what they name is unknown, so no hint or rule runs it
+		// unasked.
+		readOnly = false
+		as.dangerous = true
+	}
 	if m.Protected() {
 		as.classes = append(as.classes, m.Class)
 		if m.Tier == protect.Hardline {
@@ -486,29 +493,52 @@ func (p *Policy) assessTool(act action.Action, kind, name string, readOnly bool,
 // maxArgPaths bounds the strings of a tool's arguments judged as paths.
 const maxArgPaths = 256
 
-// argPaths judges the strings of a tool's JSON arguments that name a
-// path (absolute, home-relative or a file:// URL) against the protected
-// table, for reading and for writing (what the tool does with them is
-// unknown): the gravest match, and the path that matched.
-func (p *Policy) argPaths(args json.RawMessage) (protect.Match, string) {
+// argPaths judges the strings of a tool's JSON arguments (values and
+// keys) that name a path (absolute, home-relative or a file:// URL)
+// against the protected table, for reading and for writing (what the
+// tool does with them is unknown): the gravest match, the path that
+// matched, and whether every string was judged (false past
+// maxArgPaths, or for arguments that are not JSON).
+func (p *Policy) argPaths(args json.RawMessage) (protect.Match, string, bool) {
 	var best protect.Match
 	var named string
 	if len(args) == 0 {
-		return best, ""
+		return best, "", true
 	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
-		return best, ""
+		return best, "", false
 	}
 	n := 0
-	var walk func(v any)
-	walk = func(v any) {
-		if n >= maxArgPaths {
+	judge := func(s string) {
+		if len(s) > 7 && strings.EqualFold(s[:7], "file://") {
+			s = strings.TrimPrefix(s[7:], "localhost")
+		}
+		if !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") {
 			return
 		}
+		n++
+		if n > maxArgPaths {
+			return
+		}
+		cands := protect.Resolve(p.resolveEnv(""), p.expand(s))
+		// Reading names what is at stake (a key read); a write match
+		// counts where reading is not protected, or where writing is
+		// hardline (a raw disk).
+		m := p.table.MatchAll(cands, protect.Read)
+		if w := p.table.MatchAll(cands, protect.Write); !m.Protected() && w.Protected() || w.Tier == protect.Hardline && m.Tier != protect.Hardline {
+			m = w
+		}
+		if m.Tier > best.Tier {
+			best, named = m, s
+		}
+	}
+	var walk func(v any)
+	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, e := range v {
+			for k, e := range v {
+				judge(k)
 				walk(e)
 			}
 		case []any:
@@ -516,29 +546,11 @@ func (p *Policy) argPaths(args json.RawMessage) (protect.Match, string) {
 				walk(e)
 			}
 		case string:
-			s := v
-			if len(s) > 7 && strings.EqualFold(s[:7], "file://") {
-				s = strings.TrimPrefix(s[7:], "localhost")
-			}
-			if !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") {
-				return
-			}
-			n++
-			cands := protect.Resolve(p.resolveEnv(""), p.expand(s))
-			// Reading names what is at stake (a key read); a write
-			// match counts where reading is not protected, or where
-			// writing is hardline (a raw disk).
-			m := p.table.MatchAll(cands, protect.Read)
-			if w := p.table.MatchAll(cands, protect.Write); !m.Protected() && w.Protected() || w.Tier == protect.Hardline && m.Tier != protect.Hardline {
-				m = w
-			}
-			if m.Tier > best.Tier {
-				best, named = m, s
-			}
+			judge(v)
 		}
 	}
 	walk(v)
-	return best, named
+	return best, named, n <= maxArgPaths
 }
 
 func describe(classes []string) string {

@@ -237,6 +237,9 @@ func TestDecideRules(t *testing.T) {
 		{"mcp args naming warden's config", setup{yaml: "mcp:\n  rules:\n    - {match: 'fs/*', action: allow}\n"}, web, action.NewMCP("fs", "read_file", json.RawMessage(`{"path":"~/.config/warden/config.yaml"}`), true), Deny, RuleHardline},
 		{"mcp args naming warden's token as a file URL", setup{yolo: []string{"s1"}}, web, action.NewMCP("x", "fetch", json.RawMessage(`{"req":[{"uri":"file:///home/u/.local/state/warden/token"}]}`), true), Deny, RuleHardline},
 		{"mcp read-only tool reading a key asks", setup{}, web, action.NewMCP("fs", "read_file", json.RawMessage(`{"path":"/home/u/.ssh/id_rsa"}`), true), Ask, RuleHuman},
+		{"mcp args naming warden's directory, the file apart", setup{yaml: "mcp:\n  rules:\n    - {match: 'fs/*', action: allow}\n"}, web, action.NewMCP("fs", "read", json.RawMessage(`{"dir":"/home/u/.config/warden","name":"config.yaml"}`), true), Deny, RuleHardline},
+		{"mcp args naming warden's file as a key", setup{}, web, action.NewMCP("fs", "stat", json.RawMessage(`{"files":{"/home/u/.local/state/warden/token":true}}`), true), Deny, RuleHardline},
+		{"mcp args past the judged count ask", setup{}, web, action.NewMCP("fs", "read", manyPaths(300, "/home/u/.local/state/warden/token"), true), Ask, RuleHuman},
 		{"mcp read-only tool reading a plain file runs", setup{}, web, action.NewMCP("fs", "read_file", json.RawMessage(`{"path":"/home/u/src/main.go"}`), true), Allow, RuleSafe},
 		{"mcp class grant", setup{grants: []grant.Grant{sessionGrant("s1", grant.Class, "mcp.fs/delete")}}, web, action.NewMCP("fs", "delete", nil, false), Allow, RuleGrantClass},
 		{"mcp cron", setup{}, cron("j"), action.NewMCP("fs", "delete", nil, false), Deny, RuleCronMode},
@@ -356,4 +359,15 @@ func TestBreakerCountsOnlyDenials(t *testing.T) {
 	if d := decide(t, g, web, rmBuild); !strings.Contains(d.AgentMessage, "CIRCUIT BREAKER: 2 actions") {
 		t.Fatalf("second denial should trip it: %q", d.AgentMessage)
 	}
+}
+
+// manyPaths is JSON arguments holding a list of n harmless paths and
+// then last: more strings than the gate judges one by one.
+func manyPaths(n int, last string) json.RawMessage {
+	list := make([]string, n, n+1)
+	for i := range list {
+		list[i] = "/tmp/f"
+	}
+	b, _ := json.Marshal(map[string][]string{"paths": append(list, last)})
+	return b
 }

@@ -253,8 +253,13 @@ func (w *walker) run() {
 		// which are not told from any other word. (Only the default
 		// ones: a config file given in a project protects the
 		// project's directory, where commands must still run.)
-		if m := defaultTable().Match(w.dir.path, protect.Read); m.Class == clsWardenSelf {
-			w.findTier(-1, clsWardenSelf, TierHardline, Span{0, len(a.Input)}, "runs in "+w.dir.path+", warden's own directory")
+		// The directory as named and where its symlinks lead.
+		var rb [4]string
+		for _, d := range protect.AppendResolve(rb[:0], w.env(), w.dir.path) {
+			if m := defaultTable().Match(d, protect.Read); m.Class == clsWardenSelf {
+				w.findTier(-1, clsWardenSelf, TierHardline, Span{0, len(a.Input)}, "runs in "+d+", warden's own directory")
+				break
+			}
 		}
 	}
 	if w.fast(text) {
@@ -1144,12 +1149,24 @@ func (w *walker) inherit(consts map[string]constVal, f *syntax.File, env map[str
 	return consts
 }
 
+// resetsEnv are launchers that can drop or reset the environment they
+// were given (env -i, env -u NAME, sudo's env_reset, su, doas, …).
+var resetsEnv = map[string]bool{"env": true, "sudo": true, "su": true, "doas": true, "runuser": true, "pkexec": true,
+	"setpriv": true, "systemd-run": true, "run0": true, "chroot": true, "ssh": true, "machinectl": true}
+
 // childEnv is the environment a payload run by command idx inherits,
 // as far as it is known: the line's exported constants visible at the
 // command, and the command's own assignments (H=~ sh -c, env H=~ sh -c)
 // whose values hold no expansion.
 func (w *walker) childEnv(idx int) map[string]string {
 	var env map[string]string
+	for _, v := range w.a.Commands[idx].Via {
+		if resetsEnv[v] {
+			// env -i/-u, sudo's env_reset, su -: what was exported may
+			// not arrive; only the command's own assignments are known.
+			goto own
+		}
+	}
 	for name, cv := range w.lvl.consts {
 		if !cv.export || cv.array || !cv.visible(w.stmtOff) || cv.until != 0 && w.stmtOff >= cv.until || cv.exportAt > w.stmtOff {
 			continue
@@ -1159,6 +1176,7 @@ func (w *walker) childEnv(idx int) map[string]string {
 		}
 		env[name] = cv.value
 	}
+own:
 	for _, as := range w.a.Commands[idx].Assigns {
 		name, val, _ := strings.Cut(as, "=")
 		if strings.ContainsAny(val, "$`") || !validName(name) {
