@@ -253,9 +253,12 @@ func (w *walker) run() {
 		// which are not told from any other word. (Only the default
 		// ones: a config file given in a project protects the
 		// project's directory, where commands must still run.)
-		// The directory as named and where its symlinks lead.
+		// The directory cleaned lexically; no file system look-ups on
+		// every analysis (a symlinked way in is left to the sandbox).
+		env := w.env()
+		env.FS = nil
 		var rb [4]string
-		for _, d := range protect.AppendResolve(rb[:0], w.env(), w.dir.path) {
+		for _, d := range protect.AppendResolve(rb[:0], env, w.dir.path) {
 			if m := defaultTable().Match(d, protect.Read); m.Class == clsWardenSelf {
 				w.findTier(-1, clsWardenSelf, TierHardline, Span{0, len(a.Input)}, "runs in "+d+", warden's own directory")
 				break
